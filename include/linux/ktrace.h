@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ktrace: low-overhead kernel event tracing, in-kernel API.
+ *
+ * A trace site is one line:
+ *
+ *	TRACE(KTRACE_sched_switch, prev->pid, next->pid);
+ *
+ * With CONFIG_KTRACE=n it compiles to nothing.  With it built in and tracing
+ * off it is a static-key NOP.  With tracing on it tests the event's group
+ * against the group mask with one AND and writes a 24-byte record into this
+ * CPU's buffer, without locks, from any context including NMI.
+ *
+ * TRACE_ARGS() records up to KTRACE_MAX_ARGS 32-bit arguments through
+ * continuation records; TRACE64() records two 32-bit values and a 64-bit one.
+ * Events and groups are defined once, in <uapi/linux/ktrace.h>.
+ */
+#ifndef _LINUX_KTRACE_H
+#define _LINUX_KTRACE_H
+
+#include <uapi/linux/ktrace.h>
+
+/* One event and its continuation records never exceed this many args. */
+#define KTRACE_MAX_ARGS		8
+
+#ifdef CONFIG_KTRACE
+
+#include <linux/compiler.h>
+#include <linux/jump_label.h>
+#include <linux/kernel.h>
+#include <linux/types.h>
+
+DECLARE_STATIC_KEY_FALSE(ktrace_enabled);
+extern u32 ktrace_group_mask;
+
+void ktrace_write(u32 event, u32 arg1, u32 arg2);
+void ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args);
+
+static __always_inline bool ktrace_on(u32 event)
+{
+	return static_branch_unlikely(&ktrace_enabled) &&
+	       (READ_ONCE(ktrace_group_mask) & event);
+}
+
+#define TRACE(event, arg1, arg2)					\
+do {									\
+	const u32 __kt_event = (event);					\
+									\
+	if (ktrace_on(__kt_event))					\
+		ktrace_write(__kt_event, (u32)(arg1), (u32)(arg2));	\
+} while (0)
+
+#define TRACE_ARGS(event, ...)						\
+do {									\
+	const u32 __kt_event = (event);					\
+									\
+	if (ktrace_on(__kt_event)) {					\
+		const u32 __kt_args[] = { __VA_ARGS__ };		\
+									\
+		BUILD_BUG_ON(ARRAY_SIZE(__kt_args) > KTRACE_MAX_ARGS);	\
+		ktrace_write_args(__kt_event, __kt_args,		\
+				  ARRAY_SIZE(__kt_args));		\
+	}								\
+} while (0)
+
+#define TRACE64(event, arg1, arg2, val64)				\
+do {									\
+	const u64 __kt_val64 = (val64);					\
+									\
+	TRACE_ARGS(event, (u32)(arg1), (u32)(arg2),			\
+		   lower_32_bits(__kt_val64), upper_32_bits(__kt_val64)); \
+} while (0)
+
+#else /* !CONFIG_KTRACE */
+
+/* Never evaluated, but still type-checked and counted as used. */
+#define TRACE(event, arg1, arg2)					\
+do {									\
+	if (0)								\
+		((void)(event), (void)(arg1), (void)(arg2));		\
+} while (0)
+#define TRACE_ARGS(event, ...)		TRACE(event, 0, 0)
+#define TRACE64(event, arg1, arg2, val64)				\
+	TRACE(event, (arg1), (arg2) + (val64))
+
+#endif /* CONFIG_KTRACE */
+
+#endif /* _LINUX_KTRACE_H */

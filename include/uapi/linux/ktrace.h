@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * ktrace: low-overhead kernel event tracing, user-space ABI.
+ *
+ * This header is the one definition of the ktrace record, the event codes
+ * and the /dev/ktrace ioctls.  The kernel, the ktrace/dtrace tools, the
+ * user-space library and the tests all include it; nothing here is defined
+ * anywhere else.
+ *
+ * Record (24 bytes, naturally aligned, host byte order):
+ *
+ *   0      8        12     16     20     24
+ *   +------+--------+------+------+------+
+ *   | tsc  | event  | tid  | arg1 | arg2 |
+ *   +------+--------+------+------+------+
+ *
+ * Event code (32 bits):
+ *
+ *   31      24 23  22  21                  0
+ *   +---------+---+----+--------------------+
+ *   | subevent|END|CONT| group bits (22)    |
+ *   +---------+---+----+--------------------+
+ *
+ * An ordinary event has exactly one group bit set, so the group mask is
+ * tested with one AND.  A CONT record carries two more arguments for the
+ * event immediately before it in the same CPU (or thread) stream; its
+ * subevent field is its index in the chain (0, 1, ...) and the last CONT
+ * record of a chain also has END set.  A record with neither a group bit nor
+ * CONT is a meta record written by the tracer itself (lost records).
+ *
+ * Tools get the names and print formats of the groups and events from the
+ * table in <linux/ktrace_events.h>.
+ */
+#ifndef _UAPI_LINUX_KTRACE_H
+#define _UAPI_LINUX_KTRACE_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+/**
+ * struct ktrace_record - one trace record
+ * @tsc:   raw time stamp counter of the CPU that wrote the record
+ * @event: event code: group bit, flags and subevent, see KTRACE_EVT_*
+ * @tid:   thread id (the kernel's pid) of the task that was current, 0 for
+ *         the idle task and for meta records
+ * @arg1:  first argument, meaning given by the event table
+ * @arg2:  second argument
+ */
+struct ktrace_record {
+	__u64 tsc;
+	__u32 event;
+	__u32 tid;
+	__u32 arg1;
+	__u32 arg2;
+};
+
+#define KTRACE_NR_GROUPS	22
+#define KTRACE_GROUP_MASK	((1U << KTRACE_NR_GROUPS) - 1)
+#define KTRACE_EVT_CONT		(1U << 22)
+#define KTRACE_EVT_END		(1U << 23)
+#define KTRACE_SUB_SHIFT	24
+#define KTRACE_SUB(code)	((__u32)(code) >> KTRACE_SUB_SHIFT)
+
+/* The groups: one bit each.  Bits 18-21 are free for new groups. */
+#define KTRACE_GRP_sched	(1U << 0)
+#define KTRACE_GRP_thread	(1U << 1)
+#define KTRACE_GRP_fault	(1U << 2)
+#define KTRACE_GRP_irq		(1U << 3)
+#define KTRACE_GRP_softirq	(1U << 4)
+#define KTRACE_GRP_syscall	(1U << 5)
+#define KTRACE_GRP_net		(1U << 6)
+#define KTRACE_GRP_block	(1U << 7)
+#define KTRACE_GRP_fs		(1U << 8)
+#define KTRACE_GRP_signal	(1U << 9)
+#define KTRACE_GRP_timer	(1U << 10)
+#define KTRACE_GRP_user		(1U << 11)
+#define KTRACE_GRP_func		(1U << 12)
+#define KTRACE_GRP_mm		(1U << 13)
+#define KTRACE_GRP_ipc		(1U << 14)
+#define KTRACE_GRP_lock		(1U << 15)
+#define KTRACE_GRP_power	(1U << 16)
+#define KTRACE_GRP_workqueue	(1U << 17)
+
+#define KTRACE_CODE(group, sub)	((group) | ((__u32)(sub) << KTRACE_SUB_SHIFT))
+
+/*
+ * The events.  Subevent 0 is never used, so every event code has a bit of
+ * the subevent field or a group bit set and a zero code means "no record".
+ * Names and print formats are in <linux/ktrace_events.h>.
+ */
+#define KTRACE_sched_switch	KTRACE_CODE(KTRACE_GRP_sched, 1)
+#define KTRACE_sched_wakeup	KTRACE_CODE(KTRACE_GRP_sched, 2)
+#define KTRACE_sched_migrate	KTRACE_CODE(KTRACE_GRP_sched, 3)
+#define KTRACE_thread_fork	KTRACE_CODE(KTRACE_GRP_thread, 1)
+#define KTRACE_thread_exec	KTRACE_CODE(KTRACE_GRP_thread, 2)
+#define KTRACE_thread_exit	KTRACE_CODE(KTRACE_GRP_thread, 3)
+#define KTRACE_fault_page	KTRACE_CODE(KTRACE_GRP_fault, 1)
+#define KTRACE_fault_trap	KTRACE_CODE(KTRACE_GRP_fault, 2)
+#define KTRACE_irq_entry	KTRACE_CODE(KTRACE_GRP_irq, 1)
+#define KTRACE_irq_exit		KTRACE_CODE(KTRACE_GRP_irq, 2)
+#define KTRACE_softirq_entry	KTRACE_CODE(KTRACE_GRP_softirq, 1)
+#define KTRACE_softirq_exit	KTRACE_CODE(KTRACE_GRP_softirq, 2)
+#define KTRACE_softirq_raise	KTRACE_CODE(KTRACE_GRP_softirq, 3)
+#define KTRACE_syscall_entry	KTRACE_CODE(KTRACE_GRP_syscall, 1)
+#define KTRACE_syscall_exit	KTRACE_CODE(KTRACE_GRP_syscall, 2)
+#define KTRACE_net_xmit		KTRACE_CODE(KTRACE_GRP_net, 1)
+#define KTRACE_net_recv		KTRACE_CODE(KTRACE_GRP_net, 2)
+#define KTRACE_block_issue	KTRACE_CODE(KTRACE_GRP_block, 1)
+#define KTRACE_block_complete	KTRACE_CODE(KTRACE_GRP_block, 2)
+#define KTRACE_signal_deliver	KTRACE_CODE(KTRACE_GRP_signal, 1)
+#define KTRACE_timer_expire	KTRACE_CODE(KTRACE_GRP_timer, 1)
+#define KTRACE_user_mark	KTRACE_CODE(KTRACE_GRP_user, 1)
+#define KTRACE_func_entry	KTRACE_CODE(KTRACE_GRP_func, 1)
+#define KTRACE_func_exit	KTRACE_CODE(KTRACE_GRP_func, 2)
+
+/*
+ * Meta records (no group bit, no CONT): written by the tracer, never by a
+ * TRACE site.  KTRACE_META_LOST says that arg1 | (u64)arg2 << 32 records of
+ * this stream were dropped, because its buffer was full, just before here.
+ */
+#define KTRACE_META_LOST	(1U << KTRACE_SUB_SHIFT)
+
+/* Largest and smallest per-CPU buffer, in records. */
+#define KTRACE_BUF_MIN		16
+#define KTRACE_BUF_MAX		(1U << 24)
+
+/**
+ * struct ktrace_info - KTRACE_IOC_INFO
+ * @version:     ABI version, KTRACE_ABI_VERSION
+ * @record_size: sizeof(struct ktrace_record)
+ * @nr_cpu_ids:  CPU numbers are below this
+ * @flags:       KTRACE_INFO_*
+ * @tsc_khz:     TSC frequency the kernel calibrated
+ * @mask:        current group mask, 0 when tracing is off
+ * @buf_records: per-CPU buffer size in records
+ * @reserved:    zero
+ */
+struct ktrace_info {
+	__u32 version;
+	__u32 record_size;
+	__u32 nr_cpu_ids;
+	__u32 flags;
+	__u64 tsc_khz;
+	__u32 mask;
+	__u32 buf_records;
+	__u64 reserved[4];
+};
+
+#define KTRACE_ABI_VERSION		1
+#define KTRACE_INFO_TSC_INVARIANT	(1U << 0)
+
+/**
+ * struct ktrace_mask - KTRACE_IOC_SET_MASK
+ * @mask:     groups to trace, bits 0-21; 0 turns tracing off
+ * @reserved: must be zero
+ */
+struct ktrace_mask {
+	__u32 mask;
+	__u32 reserved;
+};
+
+/**
+ * struct ktrace_cpu_stats - KTRACE_IOC_CPU_STATS
+ * @cpu:         in: the CPU to report on
+ * @flags:       out: KTRACE_CPU_*
+ * @written:     records written since the buffer was allocated
+ * @lost:        records dropped because the buffer was full
+ * @read:        records handed to readers
+ * @buf_records: size of this CPU's buffer in records, 0 if it has none
+ * @reserved:    in: must be zero; out: zero
+ */
+struct ktrace_cpu_stats {
+	__u32 cpu;
+	__u32 flags;
+	__u64 written;
+	__u64 lost;
+	__u64 read;
+	__u32 buf_records;
+	__u32 pad;
+	__u64 reserved[2];
+};
+
+#define KTRACE_CPU_ONLINE	(1U << 0)
+#define KTRACE_CPU_READER	(1U << 1)
+
+/**
+ * struct ktrace_buf_size - KTRACE_IOC_SET_BUF_SIZE
+ * @records:  new per-CPU buffer size in records, rounded up to a power of
+ *            two, KTRACE_BUF_MIN to KTRACE_BUF_MAX; only while tracing is off
+ * @reserved: must be zero
+ */
+struct ktrace_buf_size {
+	__u32 records;
+	__u32 reserved;
+};
+
+/**
+ * struct ktrace_attach - KTRACE_IOC_ATTACH_CPU
+ * @cpu:      the CPU whose records read() on this file returns; one reader
+ *            per CPU, a second gets -EBUSY
+ * @reserved: must be zero
+ */
+struct ktrace_attach {
+	__u32 cpu;
+	__u32 reserved;
+};
+
+#define KTRACE_IOC_MAGIC	0xb7
+#define KTRACE_IOC_INFO		_IOR(KTRACE_IOC_MAGIC, 0, struct ktrace_info)
+#define KTRACE_IOC_SET_MASK	_IOW(KTRACE_IOC_MAGIC, 1, struct ktrace_mask)
+#define KTRACE_IOC_CPU_STATS	_IOWR(KTRACE_IOC_MAGIC, 2, struct ktrace_cpu_stats)
+#define KTRACE_IOC_SET_BUF_SIZE	_IOW(KTRACE_IOC_MAGIC, 3, struct ktrace_buf_size)
+#define KTRACE_IOC_ATTACH_CPU	_IOW(KTRACE_IOC_MAGIC, 4, struct ktrace_attach)
+
+#endif /* _UAPI_LINUX_KTRACE_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * ktrace: names and print formats of the groups and events.
+ *
+ * Not a header of its own: a table for tools to include after defining
+ *
+ *	KTRACE_GROUP(group)
+ *	KTRACE_EVENT(group, name, nr_cont, format)
+ *
+ * The codes are KTRACE_GRP_<group> and KTRACE_<group>_<name> from
+ * <linux/ktrace.h>, so an entry without a code does not compile.
+ * @nr_cont is how many continuation records follow the event.  @format
+ * prints the arguments in order (arg1, arg2, then two per continuation
+ * record) with %u, %d and %x for one argument and %llx and %llu for two,
+ * low word first.
+ */
+KTRACE_GROUP(sched)
+KTRACE_GROUP(thread)
+KTRACE_GROUP(fault)
+KTRACE_GROUP(irq)
+KTRACE_GROUP(softirq)
+KTRACE_GROUP(syscall)
+KTRACE_GROUP(net)
+KTRACE_GROUP(block)
+KTRACE_GROUP(fs)
+KTRACE_GROUP(signal)
+KTRACE_GROUP(timer)
+KTRACE_GROUP(user)
+KTRACE_GROUP(func)
+KTRACE_GROUP(mm)
+KTRACE_GROUP(ipc)
+KTRACE_GROUP(lock)
+KTRACE_GROUP(power)
+KTRACE_GROUP(workqueue)
+
+KTRACE_EVENT(sched,   switch,   0, "context switch from task %u to task %u")
+KTRACE_EVENT(sched,   wakeup,   0, "wakeup of task %u on cpu %u")
+KTRACE_EVENT(sched,   migrate,  0, "migrate task %u to cpu %u")
+KTRACE_EVENT(thread,  fork,     0, "fork: task %u created task %u")
+KTRACE_EVENT(thread,  exec,     0, "exec by task %u (old tid %u)")
+KTRACE_EVENT(thread,  exit,     0, "exit of task %u, code %d")
+KTRACE_EVENT(fault,   page,     1, "page fault by task %u, flags %x at %llx")
+KTRACE_EVENT(fault,   trap,     0, "trap %u, error code %x")
+KTRACE_EVENT(irq,     entry,    0, "irq %u entry")
+KTRACE_EVENT(irq,     exit,     0, "irq %u exit, handled %u")
+KTRACE_EVENT(softirq, entry,    0, "softirq %u entry")
+KTRACE_EVENT(softirq, exit,     0, "softirq %u exit")
+KTRACE_EVENT(softirq, raise,    0, "softirq %u raised")
+KTRACE_EVENT(syscall, entry,    0, "syscall %u entry, arg0 %x")
+KTRACE_EVENT(syscall, exit,     0, "syscall %u exit, return %d")
+KTRACE_EVENT(net,     xmit,     0, "transmit %u bytes on ifindex %u")
+KTRACE_EVENT(net,     recv,     0, "receive %u bytes on ifindex %u")
+KTRACE_EVENT(block,   issue,    1, "block issue dev %x, %u bytes at sector %llu")
+KTRACE_EVENT(block,   complete, 1, "block complete dev %x, %u bytes at sector %llu")
+KTRACE_EVENT(signal,  deliver,  0, "signal %u delivered to task %u")
+KTRACE_EVENT(timer,   expire,   0, "timer expired, function %x, flags %x")
+KTRACE_EVENT(user,    mark,     0, "user mark %u %u")
+KTRACE_EVENT(func,    entry,    1, "enter %llx from %llx")
+KTRACE_EVENT(func,    exit,     1, "exit %llx from %llx")

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktrace: the /dev/ktrace character device.
+ *
+ * ioctls get and set the group mask, report per-CPU statistics, resize the
+ * buffers and attach an open file to one CPU's buffer; read() then returns
+ * that CPU's records, whole records only, and poll() waits for them.
+ * write() lets user space add events of group "user" to the current CPU's
+ * stream, stamped by the kernel.  Every operation needs CAP_SYS_ADMIN.
+ */
+
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <asm/tsc.h>
+
+#include "internal.h"
+
+/* Records one write() may carry: several events with their continuations. */
+#define KTRACE_WRITE_MAX	64
+
+/* How long a blocking read() sleeps before it looks again (see buffer.c). */
+#define KTRACE_READ_RECHECK	(HZ / 10)
+
+/*
+ * struct ktrace_reader - an open /dev/ktrace
+ *
+ * Lifetime: open() to release().  @buf is set once, by KTRACE_IOC_ATTACH_CPU
+ * under ktrace_mutex, and owns that buffer's reader slot until release().
+ * read() and poll() on one file are serialized by @lock.
+ */
+struct ktrace_reader {
+	struct ktrace_buf	*buf;
+	struct mutex		lock;		/* serializes read() */
+};
+
+static int ktrace_check_cap(void)
+{
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+/* --- read side ----------------------------------------------------------- */
+
+/* Say we are about to sleep, then look once more for records. */
+static bool ktrace_reader_wait_prepare(struct ktrace_buf *buf)
+{
+	WRITE_ONCE(buf->reader_waiting, true);
+	/* Pairs with READ_ONCE(buf->reader_waiting) in ktrace_reserve_write(). */
+	smp_mb();
+	return ktrace_buf_empty(buf);
+}
+
+static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
+			   loff_t *ppos)
+{
+	struct ktrace_reader *reader = file->private_data;
+	struct ktrace_buf *buf = reader->buf;
+	ssize_t nr;
+	int ret;
+
+	ret = ktrace_check_cap();
+	if (ret)
+		return ret;
+	if (!buf || count < sizeof(struct ktrace_record))
+		return -EINVAL;
+
+	if (mutex_lock_interruptible(&reader->lock))
+		return -ERESTARTSYS;
+	for (;;) {
+		nr = ktrace_buf_read(buf, ubuf, count / sizeof(struct ktrace_record));
+		if (nr)
+			break;
+		if (file->f_flags & O_NONBLOCK) {
+			nr = -EAGAIN;
+			break;
+		}
+		if (ktrace_reader_wait_prepare(buf) &&
+		    wait_event_interruptible_timeout(buf->wait,
+						     !ktrace_buf_empty(buf),
+						     KTRACE_READ_RECHECK) < 0) {
+			nr = -ERESTARTSYS;
+			break;
+		}
+		if (signal_pending(current)) {
+			nr = -ERESTARTSYS;
+			break;
+		}
+	}
+	mutex_unlock(&reader->lock);
+	return nr < 0 ? nr : nr * sizeof(struct ktrace_record);
+}
+
+static __poll_t ktrace_poll(struct file *file, poll_table *wait)
+{
+	struct ktrace_reader *reader = file->private_data;
+	struct ktrace_buf *buf = reader->buf;
+
+	if (!buf || ktrace_check_cap())
+		return EPOLLERR;
+	poll_wait(file, &buf->wait, wait);
+	return ktrace_reader_wait_prepare(buf) ? 0 : EPOLLIN | EPOLLRDNORM;
+}
+
+/* --- write side: user events --------------------------------------------- */
+
+/*
+ * A user event is one record of group "user" alone, followed by its
+ * continuation records numbered 0, 1, ... with END on the last.  User
+ * space leaves tsc and tid zero; the kernel stamps them.
+ */
+static int ktrace_user_event_len(const struct ktrace_record *recs,
+				 unsigned int nr)
+{
+	unsigned int len = 1, i;
+	u32 event;
+
+	if ((recs[0].event & ~(0xffU << KTRACE_SUB_SHIFT)) != KTRACE_GRP_user)
+		return -EINVAL;
+	while (len < nr && (recs[len].event & KTRACE_EVT_CONT)) {
+		event = recs[len].event;
+		if ((event & KTRACE_GROUP_MASK) || KTRACE_SUB(event) != len - 1 ||
+		    2 * (len + 1) > KTRACE_MAX_ARGS)
+			return -EINVAL;
+		len++;
+		if (event & KTRACE_EVT_END)
+			break;
+	}
+	if (len > 1 && !(recs[len - 1].event & KTRACE_EVT_END))
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (recs[i].tsc || recs[i].tid)
+			return -EINVAL;
+	return len;
+}
+
+static ssize_t ktrace_write_user(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct ktrace_record *recs;
+	u32 args[KTRACE_MAX_ARGS];
+	unsigned int nr, i, j;
+	int len, ret;
+
+	ret = ktrace_check_cap();
+	if (ret)
+		return ret;
+	if (!count || count % sizeof(*recs) ||
+	    count > KTRACE_WRITE_MAX * sizeof(*recs))
+		return -EINVAL;
+	nr = count / sizeof(*recs);
+
+	recs = memdup_user(ubuf, count);
+	if (IS_ERR(recs))
+		return PTR_ERR(recs);
+
+	/* Check everything before recording anything. */
+	for (i = 0; i < nr; i += len) {
+		len = ktrace_user_event_len(&recs[i], nr - i);
+		if (len < 0) {
+			ret = len;
+			goto out_free_recs;
+		}
+	}
+	for (i = 0; i < nr; i += len) {
+		len = ktrace_user_event_len(&recs[i], nr - i);
+		for (j = 0; j < len; j++) {
+			args[2 * j] = recs[i + j].arg1;
+			args[2 * j + 1] = recs[i + j].arg2;
+		}
+		if (ktrace_on(recs[i].event))
+			ktrace_write_args(recs[i].event, args, 2 * len);
+	}
+	ret = count;
+out_free_recs:
+	kfree(recs);
+	return ret;
+}
+
+/* --- ioctls -------------------------------------------------------------- */
+
+static long ktrace_ioc_info(void __user *uarg)
+{
+	struct ktrace_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.version = KTRACE_ABI_VERSION;
+	info.record_size = sizeof(struct ktrace_record);
+	info.nr_cpu_ids = nr_cpu_ids;
+	info.flags = ktrace_tsc_invariant() ? KTRACE_INFO_TSC_INVARIANT : 0;
+	info.tsc_khz = tsc_khz;
+	info.mask = READ_ONCE(ktrace_group_mask);
+	info.buf_records = READ_ONCE(ktrace_buf_records);
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long ktrace_ioc_set_mask(void __user *uarg)
+{
+	struct ktrace_mask arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.reserved)
+		return -EINVAL;
+	return ktrace_set_mask(arg.mask);
+}
+
+static long ktrace_ioc_cpu_stats(void __user *uarg)
+{
+	struct ktrace_cpu_stats stats;
+	struct ktrace_buf *buf;
+	u32 cpu;
+
+	if (copy_from_user(&stats, uarg, sizeof(stats)))
+		return -EFAULT;
+	if (stats.pad || stats.reserved[0] || stats.reserved[1])
+		return -EINVAL;
+	cpu = stats.cpu;
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+
+	buf = ktrace_cpu_buf(cpu);
+	memset(&stats, 0, sizeof(stats));
+	stats.cpu = cpu;
+	mutex_lock(&ktrace_mutex);
+	if (cpu_online(cpu))
+		stats.flags |= KTRACE_CPU_ONLINE;
+	if (atomic_read(&buf->reader))
+		stats.flags |= KTRACE_CPU_READER;
+	if (buf->recs) {
+		stats.written = local_read(&buf->written);
+		stats.lost = local_read(&buf->lost);
+		stats.read = READ_ONCE(buf->read);
+		stats.buf_records = buf->size;
+	}
+	mutex_unlock(&ktrace_mutex);
+	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
+}
+
+static long ktrace_ioc_set_buf_size(void __user *uarg)
+{
+	struct ktrace_buf_size arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.reserved)
+		return -EINVAL;
+	return ktrace_resize(arg.records);
+}
+
+static long ktrace_ioc_attach_cpu(struct ktrace_reader *reader,
+				  void __user *uarg)
+{
+	struct ktrace_attach arg;
+	struct ktrace_buf *buf;
+	long ret = 0;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.reserved || arg.cpu >= nr_cpu_ids || !cpu_possible(arg.cpu))
+		return -EINVAL;
+
+	buf = ktrace_cpu_buf(arg.cpu);
+	mutex_lock(&ktrace_mutex);
+	if (reader->buf) {
+		ret = -EBUSY;		/* one CPU per open file */
+		goto out_unlock;
+	}
+	if (!buf->recs) {
+		ret = -ENODEV;		/* never online, so it has no buffer */
+		goto out_unlock;
+	}
+	if (atomic_cmpxchg(&buf->reader, 0, 1)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	WRITE_ONCE(reader->buf, buf);
+out_unlock:
+	mutex_unlock(&ktrace_mutex);
+	return ret;
+}
+
+static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct ktrace_reader *reader = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	int ret;
+
+	ret = ktrace_check_cap();
+	if (ret)
+		return ret;
+
+	switch (cmd) {
+	case KTRACE_IOC_INFO:
+		return ktrace_ioc_info(uarg);
+	case KTRACE_IOC_SET_MASK:
+		return ktrace_ioc_set_mask(uarg);
+	case KTRACE_IOC_CPU_STATS:
+		return ktrace_ioc_cpu_stats(uarg);
+	case KTRACE_IOC_SET_BUF_SIZE:
+		return ktrace_ioc_set_buf_size(uarg);
+	case KTRACE_IOC_ATTACH_CPU:
+		return ktrace_ioc_attach_cpu(reader, uarg);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* --- file_operations ----------------------------------------------------- */
+
+static int ktrace_open(struct inode *inode, struct file *file)
+{
+	struct ktrace_reader *reader;
+	int ret;
+
+	ret = ktrace_check_cap();
+	if (ret)
+		return ret;
+
+	reader = kzalloc(sizeof(*reader), GFP_KERNEL);
+	if (!reader)
+		return -ENOMEM;
+	mutex_init(&reader->lock);
+	file->private_data = reader;
+	return stream_open(inode, file);
+}
+
+static int ktrace_release(struct inode *inode, struct file *file)
+{
+	struct ktrace_reader *reader = file->private_data;
+
+	if (reader->buf)
+		atomic_set(&reader->buf->reader, 0);
+	kfree(reader);
+	return 0;
+}
+
+static const struct file_operations ktrace_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ktrace_open,
+	.release	= ktrace_release,
+	.read		= ktrace_read,
+	.write		= ktrace_write_user,
+	.poll		= ktrace_poll,
+	.unlocked_ioctl	= ktrace_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= no_llseek,
+};
+
+static struct miscdevice ktrace_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "ktrace",
+	.fops	= &ktrace_fops,
+	.mode	= 0600,
+};
+
+/* --- init ---------------------------------------------------------------- */
+
+static int __init ktrace_dev_init(void)
+{
+	return misc_register(&ktrace_misc);
+}
+device_initcall(ktrace_dev_init);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ktrace: what the buffer code (buffer.c) offers the device (dev.c).
+ */
+#ifndef _KERNEL_KTRACE_INTERNAL_H
+#define _KERNEL_KTRACE_INTERNAL_H
+
+#include <linux/irq_work.h>
+#include <linux/ktrace.h>
+#include <linux/local.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+
+/*
+ * struct ktrace_buf - one CPU's ring of records
+ *
+ * Lifetime: allocated when its CPU first comes online (or at boot), freed
+ * only by a resize; a CPU that goes offline keeps its buffer so its records
+ * can still be read.
+ *
+ * Locking: none on the write side.  @head, @lost_pending, @written and
+ * @lost are changed only by writers on the owning CPU (task, softirq,
+ * hardirq and NMI context nesting on each other) with local_t operations.
+ * @tail and @read are changed only by the one attached reader (@reader
+ * set), on any CPU.  @recs and @size change only under ktrace_mutex with
+ * tracing off and no reader attached.
+ */
+struct ktrace_buf {
+	struct ktrace_record	*recs;
+	unsigned long		size;		/* records, a power of two */
+	local_t			head;		/* next record to reserve */
+	local_t			lost_pending;	/* dropped, not yet marked */
+	local_t			written;	/* records committed */
+	local_t			lost;		/* records dropped */
+	unsigned long		tail;		/* next record to read */
+	u64			read;		/* records handed to readers */
+	int			cpu;
+	atomic_t		reader;		/* 1 while a file reads us */
+	bool			reader_waiting;	/* reader sleeps in read/poll */
+	struct irq_work		wakeup_work;
+	wait_queue_head_t	wait;
+};
+
+extern struct mutex ktrace_mutex;
+extern unsigned int ktrace_buf_records;
+
+struct ktrace_buf *ktrace_cpu_buf(unsigned int cpu);
+bool ktrace_buf_empty(struct ktrace_buf *buf);
+ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
+			size_t nr_max);
+int ktrace_set_mask(u32 mask);
+int ktrace_resize(unsigned int records);
+bool ktrace_tsc_invariant(void);
+
+#endif /* _KERNEL_KTRACE_INTERNAL_H */
