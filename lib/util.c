@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -20,11 +21,20 @@ void util_set_progname(const char *argv0)
 	progname = slash ? slash + 1 : argv0;
 }
 
+/* One write per message, so a tool and the command it runs do not interleave. */
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: %s", progname, level);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char buf[4096];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "%s: %s", progname, level);
+	len += vsnprintf(buf + len, sizeof(buf) - len - 1, fmt, ap);
+	if (len > (int)sizeof(buf) - 2)
+		len = sizeof(buf) - 2;
+	buf[len++] = '\n';
+	fflush(stdout);
+	if (write(STDERR_FILENO, buf, len) < 0)
+		return;
 }
 
 void pr_err(const char *fmt, ...)

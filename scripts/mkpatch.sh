@@ -34,7 +34,7 @@ pristine_files() {
 }
 wanted=$(pristine_files | sort -u)
 
-if [ ! -d "$work/.git" ] || [ "$(cat "$work/.files" 2>/dev/null)" != "$wanted" ]; then
+if [ ! -d "$work/.git" ] || [ "$(cat "$work.files" 2>/dev/null)" != "$wanted" ]; then
 	rm -rf "$work"
 	mkdir -p "$work"
 	# shellcheck disable=SC2086
@@ -50,11 +50,11 @@ if [ ! -d "$work/.git" ] || [ "$(cat "$work/.files" 2>/dev/null)" != "$wanted" ]
 	git -C "$work" -c user.name=ktrace -c user.email=ktrace@example.org \
 		commit -qm "Linux 6.1 (pristine files)"
 	git -C "$work" tag -f pristine >/dev/null
-	echo "$wanted" >"$work/.files"
+	echo "$wanted" >"$work.files"
 fi
 
 git -C "$work" checkout -q -f --detach pristine
-git -C "$work" clean -q -f -d -x -e .files
+git -C "$work" clean -q -f -d -x
 
 export GIT_AUTHOR_NAME=${author% <*} GIT_AUTHOR_EMAIL=ktrace@example.org
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL

@@ -7,7 +7,7 @@
 
 #include <linux/irq_work.h>
 #include <linux/ktrace.h>
-#include <linux/local.h>
+#include <asm/local.h>
 #include <linux/mutex.h>
 #include <linux/wait.h>
 

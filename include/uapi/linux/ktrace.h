@@ -98,6 +98,7 @@ struct ktrace_record {
 #define KTRACE_fault_trap	KTRACE_CODE(KTRACE_GRP_fault, 2)
 #define KTRACE_irq_entry	KTRACE_CODE(KTRACE_GRP_irq, 1)
 #define KTRACE_irq_exit		KTRACE_CODE(KTRACE_GRP_irq, 2)
+#define KTRACE_irq_nmi		KTRACE_CODE(KTRACE_GRP_irq, 3)
 #define KTRACE_softirq_entry	KTRACE_CODE(KTRACE_GRP_softirq, 1)
 #define KTRACE_softirq_exit	KTRACE_CODE(KTRACE_GRP_softirq, 2)
 #define KTRACE_softirq_raise	KTRACE_CODE(KTRACE_GRP_softirq, 3)
@@ -112,6 +113,10 @@ struct ktrace_record {
 #define KTRACE_user_mark	KTRACE_CODE(KTRACE_GRP_user, 1)
 #define KTRACE_func_entry	KTRACE_CODE(KTRACE_GRP_func, 1)
 #define KTRACE_func_exit	KTRACE_CODE(KTRACE_GRP_func, 2)
+
+/* Flags of KTRACE_fault_page. */
+#define KTRACE_FAULT_USER	(1U << 0)	/* fault in user mode */
+#define KTRACE_FAULT_WRITE	(1U << 1)	/* write access */
 
 /*
  * Meta records (no group bit, no CONT): written by the tracer, never by a

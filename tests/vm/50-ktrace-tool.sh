@@ -1,0 +1,134 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# ktrace end to end on the patched kernel, run as root in the test VM (TAP).
+# Needs ktrace and dtrace in PATH (or $KTRACE, $DTRACE) and a POSIX sh with
+# grep, sleep, kill, wc, date.
+#
+# The main case is the one of issue 4: ktrace -e sched,thread -c all --
+# <workload>, then dtrace shows the workload's fork, exec and exit with its
+# real pid, and context switches into and out of it.
+
+KTRACE=${KTRACE:-ktrace}
+DTRACE=${DTRACE:-dtrace}
+T=${TMPDIR:-/tmp}/ktrace-tool.$$
+mkdir -p "$T" || exit 1
+trap 'rm -rf "$T"' EXIT
+
+n=0
+ok()  { n=$((n + 1)); echo "ok $n - $1"; }
+nok() {
+	n=$((n + 1)); echo "not ok $n - $1"
+	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err" | head -20
+}
+# check DESC CONDITION: CONDITION is shell code, evaluated
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+has_err() { grep -qF -- "$1" "$T/err"; }
+has_out() { grep -qF -- "$1" "$T/out"; }
+has_outE() { grep -qE -- "$1" "$T/out"; }
+kt() { "$KTRACE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+dt() { "$DTRACE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+size() { wc -c <"$1" | tr -d ' '; }
+# whole FILE...: trace files of a header and whole records only
+whole() {
+	for f; do
+		[ -f "$f" ] || return 1
+		s=$(size "$f")
+		[ "$s" -ge 512 ] && [ $(((s - 512) % 24)) -eq 0 ] || return 1
+	done
+}
+
+if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
+	kt -s
+	check "no /dev/ktrace: ktrace says the kernel is not patched" \
+		'[ $rc -ne 0 ] && has_err "kernel not patched with ktrace"'
+	echo "1..$n"
+	exit 0
+fi
+
+# ---- -s ------------------------------------------------------------------
+kt -e 0 -s
+ncpu=$(grep -c " online " "$T/out")
+check "-s: mask off, a line per online CPU, no readers" \
+	'[ $rc -eq 0 ] && has_out "0x00000000" && [ "$ncpu" -ge 1 ] &&
+	 ! grep -E "^[0-9]+ +online +yes" "$T/out" >/dev/null'
+bufsize=$(sed -n 's/^buffer *\([0-9]*\) records.*/\1/p' "$T/out")
+check "-s: buffer size shown" '[ -n "$bufsize" ] && [ "$bufsize" -ge 16 ]'
+
+# ---- the workload ----------------------------------------------------------
+# The shell writes its pid and its parent's (ktrace's), runs a few children
+# and sleeps, so it is switched out and in; then it exits with 7.
+kt -e irq
+kt -e sched,thread -c all -o "$T/w" -- /bin/sh -c \
+	'echo $$ $PPID >'"$T/pids"'; for i in 1 2 3; do /bin/true; sleep 0.05; done; exit 7'
+check "ktrace -- workload returns the workload's exit status" '[ $rc -eq 7 ]'
+check "a whole trace file per online CPU" \
+	'[ "$(ls "$T"/w.cpu* | wc -l)" -eq "$ncpu" ] && whole "$T"/w.cpu*'
+check "summary on stderr" 'has_err "records," && has_err "lost,"'
+read -r pid ppid <"$T/pids"
+dt "$T"/w.cpu*
+check "dtrace reads the files" '[ $rc -eq 0 ] && [ -s "$T/out" ]'
+check "workload's fork by ktrace (pid $ppid -> $pid)" \
+	'has_outE "fork: task $ppid created task $pid\$"'
+check "workload's exec (pid $pid)" 'has_out "exec by task $pid "'
+check "workload's exit (pid $pid, code 7)" 'has_outE "exit of task $pid, code (7|1792)"'
+check "workload forks its children" 'has_outE "fork: task $pid created task [0-9]+"'
+check "context switch out of the workload" 'has_outE "context switch from task $pid to task [0-9]+"'
+check "context switch into the workload" 'has_outE "context switch from task [0-9]+ to task $pid\$"'
+kt -s
+check "the mask before the recording is back afterwards" 'has_outE "0x00000008 +irq"'
+kt -e 0
+
+# ---- -d ------------------------------------------------------------------
+start=$(date +%s)
+kt -e sched -c 0 -d 1 -o "$T/d"
+took=$(($(date +%s) - start))
+check "-d 1 stops after about a second (took ${took}s)" '[ $rc -eq 0 ] && [ $took -le 3 ]'
+check "... its file is whole and has records" \
+	'whole "$T/d.cpu0" && [ "$(size "$T/d.cpu0")" -gt 512 ]'
+dt "$T/d.cpu0"
+check "... dtrace reads it" '[ $rc -eq 0 ]'
+
+# ---- SIGINT drains ---------------------------------------------------------
+"$KTRACE" -e sched,thread -c all -o "$T/i" >"$T/out" 2>"$T/err" &
+kpid=$!
+sleep 1
+/bin/true; /bin/true
+kill -INT $kpid
+wait $kpid
+rc=$?
+check "SIGINT: exit 0, files whole, summary" \
+	'[ $rc -eq 0 ] && whole "$T"/i.cpu* && has_err "records,"'
+dt "$T"/i.cpu*
+check "... dtrace reads them, thread events included" '[ $rc -eq 0 ] && has_out "thread:"'
+kt -s
+check "... readers detached, tracing off again" \
+	'has_out "0x00000000" && ! grep -E "^[0-9]+ +online +yes" "$T/out" >/dev/null'
+
+# ---- one reader per CPU ----------------------------------------------------
+"$KTRACE" -c 0 -o "$T/b1" >/dev/null 2>&1 &
+kpid=$!
+sleep 0.5
+kt -c 0 -d 0.2 -o "$T/b2"
+check "a second reader of a CPU is refused" '[ $rc -ne 0 ] && has_err "cpu 0: already has a reader"'
+kill -TERM $kpid; wait $kpid
+
+# ---- errors ----------------------------------------------------------------
+kt -c 99999 -d 0.1
+check "CPU out of range" '[ $rc -ne 0 ] && has_err "out of range"'
+kt -e nosuchgroup
+check "unknown group" '[ $rc -ne 0 ] && has_err "no group '"'nosuchgroup'"'"'
+
+# ---- small buffers lose records, and say so ---------------------------------
+kt -b 16 -s
+check "-b 16 sets the buffer size" '[ $rc -eq 0 ] && has_out "16 records per CPU"'
+kt -e sched,thread,syscall -w 1000 -o "$T/l" -- /bin/sh -c \
+	'for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done'
+check "lost records are reported as they happen" \
+	'[ $rc -eq 0 ] && has_err "records lost (buffer full)"'
+dt "$T"/l.cpu*
+check "... and marked in the files" '[ $rc -eq 0 ] && has_out "records lost"'
+kt -b "$bufsize" -e 0
+check "-b puts the buffer size back" '[ $rc -eq 0 ]'
+
+echo "1..$n"
