@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * callgraph (--callgraph): the calls as a Graphviz graph (dot -Tsvg): a
+ * box per function with its calls and self time, an ellipse per thread,
+ * and an edge from each caller (or thread) to each function it called,
+ * with how many calls and their total time.  Addresses are resolved per
+ * process (PIE, shared libraries), stacks kept per thread.
+ *
+ * Nodes and edges are sorted by name, so that the same calls make the
+ * same file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "amap.h"
+#include "calls.h"
+#include "util.h"
+
+struct node {
+	const struct sym_func *fn;
+	uint64_t calls, self;
+	unsigned int rank;		/* place in the sorted list: its DOT name */
+};
+
+struct edge {
+	unsigned int from;		/* function id, or THREAD_BIT | thread index */
+	const struct sym_func *to;
+	uint64_t calls, total;
+};
+
+#define THREAD_BIT	(1u << 31)
+
+static struct {
+	struct amap edges;		/* from << 32 | to id -> edge */
+	struct edge **list;
+	size_t nr_edges;
+	struct node *nodes;		/* by function id */
+	unsigned int nr_nodes;
+	unsigned int thread;		/* index of the thread being walked */
+} cg;
+
+static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
+{
+	uint64_t dur = s->ns - s->entry_ns;
+	unsigned int from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
+	uint64_t key = (uint64_t)from << 32 | s->fn->id;
+	struct edge *e;
+	struct node *n;
+
+	if (s->kind != STEP_EXIT)
+		return;
+	e = amap_get(&cg.edges, key);
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->from = from;
+		e->to = s->fn;
+		amap_put(&cg.edges, key, e);
+		cg.list = xrealloc(cg.list, (cg.nr_edges + 1) * sizeof(*cg.list));
+		cg.list[cg.nr_edges++] = e;
+	}
+	e->calls++;
+	e->total += dur;
+	if (s->fn->id >= cg.nr_nodes) {
+		unsigned int nr = sym_nr_funcs();
+
+		cg.nodes = xrealloc(cg.nodes, nr * sizeof(*cg.nodes));
+		memset(cg.nodes + cg.nr_nodes, 0, (nr - cg.nr_nodes) * sizeof(*cg.nodes));
+		cg.nr_nodes = nr;
+	}
+	n = &cg.nodes[s->fn->id];
+	n->fn = s->fn;
+	n->calls++;
+	n->self += dur - s->callees_ns;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct node *x = *(struct node *const *)a, *y = *(struct node *const *)b;
+	int c = strcmp(x->fn->name, y->fn->name);
+
+	return c ? c : x->fn->id < y->fn->id ? -1 : 1;
+}
+
+/* Threads first (in their order), then functions by name. */
+static unsigned int edge_rank(unsigned int from)
+{
+	return from & THREAD_BIT ? from & ~THREAD_BIT : THREAD_BIT | cg.nodes[from].rank;
+}
+
+static int by_ends(const void *a, const void *b)
+{
+	const struct edge *x = *(struct edge *const *)a, *y = *(struct edge *const *)b;
+	unsigned int rx = edge_rank(x->from), ry = edge_rank(y->from);
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	rx = cg.nodes[x->to->id].rank;
+	ry = cg.nodes[y->to->id].rank;
+	return rx < ry ? -1 : rx > ry;
+}
+
+/* Text inside a DOT string: quotes and backslashes escaped. */
+static void put_escaped(struct outbuf *o, const char *s)
+{
+	char *p = out_reserve(o);
+	char *end = p + DTRACE_LINE_MAX / 2;
+
+	for (; *s && p < end; s++) {
+		if (*s == '"' || *s == '\\')
+			*p++ = '\\';
+		*p++ = *s;
+	}
+	out_commit(o, p);
+}
+
+static void put_time(struct outbuf *o, uint64_t ns)
+{
+	char *p = out_reserve(o);
+
+	out_commit(o, dtrace_put_us(p, ns, 0));
+}
+
+static void callgraph_end(struct dtrace *dt, struct outbuf *o)
+{
+	unsigned int nr_threads, nr = 0;
+	struct call_thread **threads = calls_threads(dt, &nr_threads);
+	struct node **sorted;
+
+	for (cg.thread = 0; cg.thread < nr_threads; cg.thread++)
+		calls_walk(threads[cg.thread], cg_step, NULL);
+	sorted = xcalloc(cg.nr_nodes + 1, sizeof(*sorted));
+	for (unsigned int i = 0; i < cg.nr_nodes; i++)
+		if (cg.nodes[i].fn)
+			sorted[nr++] = &cg.nodes[i];
+	qsort(sorted, nr, sizeof(*sorted), by_name);
+	for (unsigned int i = 0; i < nr; i++)
+		sorted[i]->rank = i;
+	qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
+
+	out_printf(o, "digraph calls {\n\tnode [shape=box, fontname=\"monospace\", fontsize=10];\n"
+		   "\tedge [fontname=\"monospace\", fontsize=9];\n");
+	for (unsigned int i = 0; i < nr_threads; i++)
+		out_printf(o, "\tt%u [shape=ellipse, label=\"thread %u\\n(pid %u, %s)\"];\n", i,
+			   threads[i]->tid, threads[i]->pid, threads[i]->comm);
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct node *n = sorted[i];
+
+		out_printf(o, "\tf%u [label=\"", i);
+		put_escaped(o, n->fn->name);
+		if (n->fn->file) {
+			out_printf(o, "\\n");
+			put_escaped(o, n->fn->file);
+			out_printf(o, ":%u", n->fn->line);
+		}
+		out_printf(o, "\\n%llu call%s, self ", (unsigned long long)n->calls,
+			   n->calls == 1 ? "" : "s");
+		put_time(o, n->self);
+		out_printf(o, " us\"];\n");
+	}
+	for (size_t i = 0; i < cg.nr_edges; i++) {
+		const struct edge *e = cg.list[i];
+
+		if (e->from & THREAD_BIT)
+			out_printf(o, "\tt%u", e->from & ~THREAD_BIT);
+		else
+			out_printf(o, "\tf%u", cg.nodes[e->from].rank);
+		out_printf(o, " -> f%u [label=\"%llu call%s\\n", cg.nodes[e->to->id].rank,
+			   (unsigned long long)e->calls, e->calls == 1 ? "" : "s");
+		put_time(o, e->total);
+		out_printf(o, " us\"];\n");
+	}
+	out_printf(o, "}\n");
+	for (size_t i = 0; i < cg.nr_edges; i++)
+		free(cg.list[i]);
+	free(cg.list);
+	free(cg.edges.keys);
+	free(cg.edges.vals);
+	free(cg.nodes);
+	free(sorted);
+	calls_free();
+}
+
+const struct dtrace_format dtrace_callgraph = {
+	.event = calls_event,
+	.end = callgraph_end,
+};

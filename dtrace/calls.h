@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * calls: function calls of user threads, from their func:entry/exit events,
+ * for --calltree, --callgraph and --flat.
+ *
+ * calls_event() is the formats' event(): it keeps each user thread's calls
+ * (and, for --calltree, the other events of the thread: its user events
+ * and the kernel's events of its tid) in memory.  At the end calls_walk()
+ * replays one thread as balanced steps, repairing what the trace lacks:
+ *
+ *   - an exit whose entry came before the trace started (a forked child
+ *     returning through its parent's calls, a library loaded mid-call):
+ *     the function is entered at the thread's first event;
+ *   - functions left without an exit (longjmp, exceptions through code
+ *     not built with -finstrument-functions, lost records): they exit
+ *     when a function below them does;
+ *   - functions still running when the trace ends: they exit at its end;
+ *   - an exit of a function that is not running, after lost records: left
+ *     out.
+ *
+ * Every repair comes with a note, so a repaired tree is never shown as a
+ * recorded one.
+ */
+#ifndef DTRACE_CALLS_H
+#define DTRACE_CALLS_H
+
+#include <sys/types.h>
+
+#include "dtrace.h"
+#include "symbols.h"
+
+/* set by the options: keep the threads' other events (--calltree) ... */
+extern bool calls_with_events;
+/* ... and print call sites (--sites) */
+extern bool calls_with_sites;
+
+struct call_thread {
+	uint32_t pid, tid;
+	char comm[17];
+	const char *path;		/* its stream file */
+	struct sym_proc *proc;
+	struct call_rec *recs;
+	size_t nr, alloc;
+	unsigned int file;		/* index of its stream file */
+};
+
+enum call_step_kind {
+	STEP_ENTER,
+	STEP_EXIT,
+	STEP_EVENT,			/* another event of the thread: @text */
+	STEP_NOTE,			/* lost records, a left-out exit: @text */
+};
+
+/* Why a step was made up rather than recorded. */
+enum call_repair {
+	REPAIR_NONE,
+	REPAIR_BEFORE_START,		/* ENTER: entered before the trace started */
+	REPAIR_NO_EXIT,			/* EXIT: a caller exited first (longjmp?) */
+	REPAIR_TRACE_END,		/* EXIT: still running at the end */
+};
+
+struct call_step {
+	enum call_step_kind kind;
+	enum call_repair repair;
+	unsigned int depth;		/* 0 for the outermost function */
+	uint64_t ns;			/* when */
+	const struct sym_func *fn;	/* ENTER, EXIT: the function */
+	const struct sym_func *caller;	/* ENTER, EXIT: NULL at depth 0 */
+	uint64_t site;			/* ENTER, EXIT: the call site, 0 if unknown */
+	uint64_t entry_ns;		/* EXIT: when it was entered */
+	uint64_t callees_ns;		/* EXIT: time spent in its callees */
+	bool recursive;			/* EXIT: it is also running further down */
+	const char *text;		/* EVENT, NOTE */
+};
+
+/* The formats' event(): keeps what the threads did. */
+void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
+
+/* The threads, in the order of their first event. */
+struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr);
+
+/* Replay @t as balanced steps; @step gets each one. */
+void calls_walk(struct call_thread *t,
+		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
+		void *ctx);
+
+/* Free everything calls_event() kept. */
+void calls_free(void);
+
+extern const struct dtrace_format dtrace_calltree;	/* calltree.c */
+extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
+extern const struct dtrace_format dtrace_flat;		/* flat.c */
+
+#endif /* DTRACE_CALLS_H */

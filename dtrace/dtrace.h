@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dtrace: merge trace files and print them.
+ *
+ * main.c parses the options, merges the files and filters the events; each
+ * output format is a struct dtrace_format in a file of its own (text.c,
+ * summary.c, ...) that gets the events that passed the filters.  To add a
+ * format: write its file, add it to DTRACE_SRCS in dtrace.mk and give it an
+ * option in main.c's table.
+ */
+#ifndef DTRACE_H
+#define DTRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ktfile.h"
+#include "merge.h"
+
+/* Output buffered in big blocks, formatted by hand into it. */
+struct outbuf {
+	char *buf, *p, *end;
+	int fd;
+	const char *name;	/* for messages: the -o file or "standard output" */
+	void (*before_write)(struct outbuf *o);	/* the pipeline's turn, or NULL */
+};
+
+/* Room for one line of any format; out_reserve() guarantees it. */
+#define DTRACE_LINE_MAX		(KTEV_TEXT_MAX + 256)
+#define DTRACE_OUT_SIZE		(1024 * 1024)
+
+void out_open(struct outbuf *o, const char *path);	/* NULL: stdout */
+void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size);
+void out_flush(struct outbuf *o);			/* dies on a write error */
+void out_close(struct outbuf *o);
+void out_printf(struct outbuf *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Where to write up to DTRACE_LINE_MAX bytes; out_commit() the end after. */
+static inline char *out_reserve(struct outbuf *o)
+{
+	if (o->end - o->p < DTRACE_LINE_MAX)
+		out_flush(o);
+	return o->p;
+}
+
+static inline void out_commit(struct outbuf *o, char *p)
+{
+	o->p = p;
+}
+
+/* What dtrace knows of each file, by its reader's index. */
+struct dtrace_file {
+	bool selected;		/* passes -c */
+	char cpu[16];		/* the CPU column, "  3" or "  -" for a user stream */
+	uint8_t cpu_len;
+};
+
+struct dtrace {
+	/* options */
+	uint32_t mask;		/* -e: groups shown; meta records always are */
+	uint64_t *cpus;		/* -c: bitmap, NULL for all */
+	uint64_t *tids;		/* -p: bitmap, NULL for all */
+	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
+	bool tsc;		/* --tsc: raw time stamps */
+	bool absolute;		/* --absolute: wall clock time */
+	/* state */
+	struct kt_merge *merge;
+	struct dtrace_file *files;
+	uint64_t t0;		/* time stamp of the first event of the merge */
+	struct outbuf out;
+};
+
+/* An event that passed the filters, as the formats get it. */
+struct dtrace_event {
+	uint64_t ns;			/* time after the first event of the merge */
+	unsigned int file;		/* index of its file: dt->files[], kt_merge_file() */
+	const struct ktfile_event *ev;	/* the reader's, or the pipeline's copy */
+};
+
+/*
+ * An output format.  event() writes one event to @o; end(), if any, runs
+ * after the last one.  A format that is @parallel may run event() on
+ * several threads at once (each with its own @o, in batches whose output
+ * the pipeline puts in order): it must keep no state between events, and
+ * write at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes for an event.
+ */
+struct dtrace_format {
+	void (*event)(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
+	void (*end)(struct dtrace *dt, struct outbuf *o);
+	bool parallel;
+};
+
+#define DTRACE_LINE_BOUND(nr_args)	(256 + 24 * (nr_args))
+
+extern const struct dtrace_format dtrace_text;		/* text.c */
+extern const struct dtrace_format dtrace_summary;	/* summary.c */
+
+/*
+ * pipeline.c: parallel formats run on @workers threads while the main
+ * thread merges.  pipeline_add() copies an event into the current batch;
+ * pipeline_finish() waits until all is written.
+ */
+struct pipeline;
+struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *fmt,
+				unsigned int workers);
+void pipeline_add(struct pipeline *pl, uint64_t ns, unsigned int file,
+		  const struct ktfile_event *ev);
+void pipeline_finish(struct pipeline *pl);
+
+/* Time columns, shared by the formats: "12.345" microseconds, ns precision. */
+char *dtrace_put_us(char *p, uint64_t ns, unsigned int width);
+
+#endif /* DTRACE_H */

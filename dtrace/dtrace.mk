@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# dtrace: the merger and printer, built dynamic for the host and static for
+# the VM's initramfs; plus the test helpers that share its library.
+# Owned by dtrace/; included by the top-level Makefile after lib/lib.mk.
+
+DTRACE_SRCS	:= $(wildcard dtrace/*.c)
+DTRACE_DEPS	:= $(DTRACE_SRCS) $(wildcard dtrace/*.h) $(LIB_HDRS)
+TOOLS		+= $(O)/tools/dtrace $(O)/tools/static/dtrace
+# symbols.c reads ELF and DWARF with libdw; its static archive needs the
+# compressors it was built with
+DTRACE_LDLIBS		:= -ldw -lelf -pthread
+DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 -pthread
+
+$(O)/tools/dtrace: $(DTRACE_DEPS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -Idtrace -pthread -o $@ $(DTRACE_SRCS) $(LIBKT) \
+		$(DTRACE_LDLIBS)
+
+$(O)/tools/static/dtrace: $(DTRACE_DEPS) $(LIBKT_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -Idtrace -pthread -static -o $@ $(DTRACE_SRCS) \
+		$(LIBKT_STATIC) $(DTRACE_STATIC_LDLIBS)
+
+# Test helpers: the trace file generator, the merge model check and the
+# event text checks.  The host tests that need them build them
+# (make dtrace-test-tools).
+DTRACE_TEST_TOOLS := $(O)/tests/ktgen $(O)/tests/merge-model $(O)/tests/dtrace-format-test
+
+.PHONY: dtrace-test-tools
+dtrace-test-tools: $(O)/tools/dtrace $(DTRACE_TEST_TOOLS)
+
+$(O)/tests/ktgen: tests/gen/ktgen.c $(LIB_HDRS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+
+$(O)/tests/merge-model: tests/host/merge-model.c $(LIB_HDRS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+
+$(O)/tests/dtrace-format-test: tests/host/dtrace-format-test.c $(LIB_HDRS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)

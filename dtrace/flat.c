@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flat (--flat): per function, over all threads: calls, total time (from
+ * entry to exit, counted once where it recurses) and self time (total less
+ * its callees'), most self time first.
+ *
+ *        CALLS      TOTAL(us)       SELF(us)  FUNCTION  (FILE:LINE)
+ *          177         35.120         35.120  fib  calls.c:25
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "calls.h"
+#include "util.h"
+
+struct flat_fn {
+	const struct sym_func *fn;
+	uint64_t calls, total, self;
+};
+
+static struct {
+	struct flat_fn *fns;		/* by sym_func id */
+	unsigned int nr;
+	uint64_t repairs;
+} flat;
+
+static void flat_step(void *ctx, struct call_thread *t, const struct call_step *s)
+{
+	uint64_t dur = s->ns - s->entry_ns;
+	struct flat_fn *f;
+
+	if (s->kind == STEP_NOTE || (s->kind != STEP_EXIT && s->repair))
+		flat.repairs++;
+	if (s->kind != STEP_EXIT)
+		return;
+	if (s->repair)
+		flat.repairs++;
+	if (s->fn->id >= flat.nr) {
+		unsigned int nr = sym_nr_funcs();
+
+		flat.fns = xrealloc(flat.fns, nr * sizeof(*flat.fns));
+		memset(flat.fns + flat.nr, 0, (nr - flat.nr) * sizeof(*flat.fns));
+		flat.nr = nr;
+	}
+	f = &flat.fns[s->fn->id];
+	f->fn = s->fn;
+	f->calls++;
+	f->self += dur - s->callees_ns;
+	if (!s->recursive)
+		f->total += dur;
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct flat_fn *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->fn->name, y->fn->name);
+}
+
+static void flat_end(struct dtrace *dt, struct outbuf *o)
+{
+	unsigned int nr_threads, nr = 0;
+	struct call_thread **threads = calls_threads(dt, &nr_threads);
+	uint64_t calls = 0;
+
+	for (unsigned int i = 0; i < nr_threads; i++)
+		calls_walk(threads[i], flat_step, NULL);
+	for (unsigned int i = 0; i < flat.nr; i++)
+		if (flat.fns[i].fn)
+			flat.fns[nr++] = flat.fns[i];
+	qsort(flat.fns, nr, sizeof(*flat.fns), by_self);
+	for (unsigned int i = 0; i < nr; i++)
+		calls += flat.fns[i].calls;
+	out_printf(o, "# %u functions, %llu calls in %u threads", nr, (unsigned long long)calls,
+		   nr_threads);
+	if (flat.repairs)
+		out_printf(o, "; %llu repairs of unbalanced calls (see --calltree)",
+			   (unsigned long long)flat.repairs);
+	out_printf(o, "\n%12s %14s %14s  %s\n", "CALLS", "TOTAL(us)", "SELF(us)",
+		   "FUNCTION  (FILE:LINE)");
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct flat_fn *f = &flat.fns[i];
+		char *p = out_reserve(o);
+
+		p = ktev_put_u64_width(p, f->calls, 12);
+		*p++ = ' ';
+		p = dtrace_put_us(p, f->total, 14);
+		*p++ = ' ';
+		p = dtrace_put_us(p, f->self, 14);
+		out_commit(o, p);
+		out_printf(o, "  %s", f->fn->name);
+		if (f->fn->file)
+			out_printf(o, "  %s:%u", f->fn->file, f->fn->line);
+		out_printf(o, "\n");
+	}
+	free(flat.fns);
+	calls_free();
+}
+
+const struct dtrace_format dtrace_flat = {
+	.event = calls_event,
+	.end = flat_end,
+};

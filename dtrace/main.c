@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dtrace: merge ktrace trace files by time stamp and print the events.
+ *
+ * This file has the options, the merge and the filters; the formats are in
+ * text.c and summary.c, the threads that run them in pipeline.c.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "calls.h"
+#include "dtrace.h"
+#include "util.h"
+
+#define MAX_CPUS	65536
+#define MAX_TIDS	(1u << 22)	/* PID_MAX_LIMIT */
+
+enum {
+	OPT_FROM = 256,
+	OPT_TO,
+	OPT_TSC,
+	OPT_ABSOLUTE,
+	OPT_CALLTREE,
+	OPT_CALLGRAPH,
+	OPT_FLAT,
+	OPT_SITES,
+};
+
+/* The one options table: getopt's tables and --help are made from it. */
+static const struct {
+	struct option opt;
+	const char *arg, *help;
+} options[] = {
+	{ { "events",   required_argument, NULL, 'e' }, "MASK",
+	  "groups to show: names, numbers, all; +grp/-grp change all" },
+	{ { "cpus",     required_argument, NULL, 'c' }, "LIST",
+	  "CPUs to show: 0-3,6 (user streams are left out)" },
+	{ { "tids",     required_argument, NULL, 'p' }, "LIST", "thread ids to show: 42,100-200" },
+	{ { "from",     required_argument, NULL, OPT_FROM }, "TIME",
+	  "start at TIME after the first event (us; or 10ns 5us 2ms 1s)" },
+	{ { "to",       required_argument, NULL, OPT_TO }, "TIME",
+	  "stop at TIME after the first event" },
+	{ { "summary",  no_argument,       NULL, 'S' }, NULL,
+	  "counts per event and CPU, lost records, time span, rate" },
+	{ { "calltree", no_argument,       NULL, OPT_CALLTREE }, NULL,
+	  "user threads' function calls, indented, with durations" },
+	{ { "callgraph", no_argument,      NULL, OPT_CALLGRAPH }, NULL,
+	  "the calls as a Graphviz graph: counts and times on the edges" },
+	{ { "flat",     no_argument,       NULL, OPT_FLAT }, NULL,
+	  "per function: calls, total and self time" },
+	{ { "sites",    no_argument,       NULL, OPT_SITES }, NULL,
+	  "with --calltree: where each call is, inlined functions too" },
+	{ { "tsc",      no_argument,       NULL, OPT_TSC }, NULL, "raw time stamps" },
+	{ { "absolute", no_argument,       NULL, OPT_ABSOLUTE }, NULL,
+	  "wall clock time (local) from the files' reference" },
+	{ { "output",   required_argument, NULL, 'o' }, "FILE", "write to FILE" },
+	{ { "force",    no_argument,       NULL, 'f' }, NULL,
+	  "merge files of different boots or hosts, keep what is valid of bad files" },
+	{ { "jobs",     required_argument, NULL, 'j' }, "N",
+	  "format on N threads (default: one per CPU, up to 4; 1: none)" },
+	{ { "list",     no_argument,       NULL, 'l' }, NULL, "list groups and events" },
+	{ { "help",     no_argument,       NULL, 'h' }, NULL, "this help" },
+	{ { "version",  no_argument,       NULL, 'V' }, NULL, "print the version" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s [options] trace.cpu0 [trace.cpu1 ...]\n"
+		"Merge ktrace trace files by time and print one line per event:\n"
+		"CPU, time in us after the first event, thread id, group:event, text.\n\n",
+		progname);
+	for (unsigned int i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct option *o = &options[i].opt;
+		char left[40];
+
+		snprintf(left, sizeof(left), "%c%c%s--%s%s%s",
+			 o->val < 256 ? '-' : ' ', o->val < 256 ? o->val : ' ',
+			 o->val < 256 ? ", " : "  ", o->name,
+			 options[i].arg ? " " : "", options[i].arg ?: "");
+		fprintf(f, "  %-24s %s\n", left, options[i].help);
+	}
+}
+
+__attribute__((format(printf, 1, 2), noreturn))
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%s -h for help)\n", progname);
+	va_end(ap);
+	exit(2);
+}
+
+/* "12", "1.5ms", "250ns": nanoseconds; a plain number is microseconds. */
+static uint64_t parse_time(const char *opt, const char *s)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000 },
+	};
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		goto bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (whole > UINT64_MAX / 10 / 1000000000)
+			goto bad;
+		whole = whole * 10 + (*p - '0');
+	}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000) {
+				frac = frac * 10 + (*p - '0');
+				scale *= 10;
+			}
+	for (unsigned int i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(p, units[i].unit))
+			return whole * units[i].ns + frac * units[i].ns / scale;
+bad:
+	usage_error("bad time '%s' for %s: a number of us, or with ns, us, ms or s", s, opt);
+}
+
+static unsigned int parse_jobs(const char *s)
+{
+	char *end;
+	unsigned long n = strtoul(s, &end, 10);
+
+	if (*s < '0' || *s > '9' || *end || n < 1 || n > 64)
+		usage_error("bad number of jobs '%s' (1-64)", s);
+	return n;
+}
+
+/* Formatting threads: one per CPU, where the merge has one of its own. */
+static unsigned int default_jobs(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 2 ? 1 : cpus > 4 ? 4 : cpus;
+}
+
+/* The ktev_parse_*() say what is wrong; a usage error exits 2. */
+static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
+{
+	uint64_t *bits = xmalloc((nbits + 63) / 64 * sizeof(*bits));
+
+	if (ktev_parse_list(s, bits, nbits, what) < 0)
+		exit(2);
+	return bits;
+}
+
+static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
+			  const char **output, unsigned int *flags, unsigned int *jobs,
+			  int argc, char **argv)
+{
+	struct option longopts[ARRAY_SIZE(options) + 1] = { { 0 } };
+	char shortopts[2 * ARRAY_SIZE(options) + 2] = ":", *s = shortopts + 1;
+	int c;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(options); i++) {
+		longopts[i] = options[i].opt;
+		if (options[i].opt.val < 256) {
+			*s++ = options[i].opt.val;
+			if (options[i].arg)
+				*s++ = ':';
+		}
+	}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (ktev_parse_mask(optarg, KTRACE_GROUP_MASK, &dt->mask) < 0)
+				exit(2);
+			break;
+		case 'c':
+			dt->cpus = parse_list("cpu", optarg, MAX_CPUS);
+			break;
+		case 'p':
+			dt->tids = parse_list("tid", optarg, MAX_TIDS);
+			break;
+		case OPT_FROM:
+			dt->from_ns = parse_time("--from", optarg);
+			break;
+		case OPT_TO:
+			dt->to_ns = parse_time("--to", optarg);
+			break;
+		case 'S':
+			*fmt = &dtrace_summary;
+			break;
+		case OPT_CALLTREE:
+			*fmt = &dtrace_calltree;
+			calls_with_events = true;
+			break;
+		case OPT_CALLGRAPH:
+			*fmt = &dtrace_callgraph;
+			break;
+		case OPT_FLAT:
+			*fmt = &dtrace_flat;
+			break;
+		case OPT_SITES:
+			calls_with_sites = true;
+			break;
+		case OPT_TSC:
+			dt->tsc = true;
+			break;
+		case OPT_ABSOLUTE:
+			dt->absolute = true;
+			break;
+		case 'o':
+			*output = optarg;
+			break;
+		case 'f':
+			*flags |= KTFILE_FORCE;
+			break;
+		case 'j':
+			*jobs = parse_jobs(optarg);
+			break;
+		case 'l':
+			ktev_list(stdout);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("dtrace (ktrace) %s\n", KTRACE_VERSION);
+			exit(0);
+		case ':':
+			usage_error("option %s needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option -%c", optopt);
+			usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		usage_error("no trace files given");
+	if (dt->tsc && dt->absolute)
+		usage_error("--tsc and --absolute do not go together");
+	if (dt->to_ns < dt->from_ns)
+		usage_error("--to is before --from");
+	/* the calls are what these show: -e picks the other events */
+	if (*fmt == &dtrace_calltree || *fmt == &dtrace_callgraph || *fmt == &dtrace_flat)
+		dt->mask |= KTRACE_GRP_func;
+}
+
+/* One file per CPU or thread: a big trace may need more than the default. */
+static void raise_file_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void setup_files(struct dtrace *dt)
+{
+	unsigned int nr = kt_merge_nr_files(dt->merge);
+
+	dt->files = xcalloc(nr, sizeof(*dt->files));
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
+		struct dtrace_file *df = &dt->files[i];
+		int cpu = f->hdr.cpu;
+
+		if (cpu < 0) {
+			df->selected = !dt->cpus;
+			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3s", "-");
+		} else {
+			df->selected = !dt->cpus || (cpu < MAX_CPUS && ktev_bit_test(dt->cpus, cpu));
+			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3d", cpu);
+		}
+	}
+}
+
+/*
+ * Merge, filter, hand to the format: on this thread, or packed for the
+ * pipeline's workers.  Returns the exit status.
+ */
+static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs)
+{
+	struct pipeline *pl = NULL;
+	struct ktfile_reader *f;
+	bool first = true;
+
+	if (fmt->parallel && jobs > 1)
+		pl = pipeline_start(dt, fmt, jobs);
+	while ((f = kt_merge_next(dt->merge))) {
+		const struct ktfile_event *ev = &f->ev;
+		uint32_t grp = ev->code & KTRACE_GROUP_MASK;
+		uint64_t ns;
+
+		if (first) {
+			dt->t0 = ev->tsc;
+			first = false;
+		}
+		ns = ktfile_ns(f, ev->tsc - dt->t0);
+		if (ns > dt->to_ns)
+			break;
+		if (ns < dt->from_ns || !dt->files[f->index].selected)
+			continue;
+		/* meta records (lost markers) pass -e and -p: they concern every event */
+		if (grp && (!(grp & dt->mask) ||
+			    (dt->tids && (ev->tid >= MAX_TIDS || !ktev_bit_test(dt->tids, ev->tid)))))
+			continue;
+		if (pl) {
+			pipeline_add(pl, ns, f->index, ev);
+		} else {
+			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
+
+			fmt->event(dt, &dt->out, &e);
+		}
+	}
+	if (pl)
+		pipeline_finish(pl);
+	if (fmt->end)
+		fmt->end(dt, &dt->out);
+	return kt_merge_failed(dt->merge) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
+	const struct dtrace_format *fmt = &dtrace_text;
+	const char *output = NULL;
+	unsigned int flags = 0, jobs = default_jobs();
+	int ret, kept;
+
+	util_set_progname(argv[0]);
+	parse_options(&dt, &fmt, &output, &flags, &jobs, argc, argv);
+	raise_file_limit();
+	/* libktrace's map files (DIR/trace.* names them too) are found beside the streams */
+	kept = optind;
+	for (int i = optind; i < argc; i++) {
+		size_t len = strlen(argv[i]);
+
+		if (len <= 5 || strcmp(argv[i] + len - 5, ".maps"))
+			argv[kept++] = argv[i];
+	}
+	argc = kept;
+	if (optind == argc)
+		usage_error("no trace files given");
+	dt.merge = kt_merge_open(argv + optind, argc - optind, flags);
+	if (!dt.merge)
+		return 1;
+	if (!kt_merge_nr_files(dt.merge))
+		die("no readable trace file");
+	setup_files(&dt);
+	out_open(&dt.out, output);
+	ret = run(&dt, fmt, jobs);
+	out_close(&dt.out);
+	kt_merge_close(dt.merge);
+	free(dt.files);
+	free(dt.cpus);
+	free(dt.tids);
+	return ret;
+}

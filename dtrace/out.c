@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * out: dtrace's output buffer.  One write() per megabyte: printing tens of
+ * millions of lines is mostly formatting, not system calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtrace.h"
+#include "util.h"
+
+void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
+{
+	o->buf = o->p = xmalloc(size);
+	o->end = o->buf + size;
+	o->fd = fd;
+	o->name = name;
+	o->before_write = NULL;
+}
+
+void out_open(struct outbuf *o, const char *path)
+{
+	int fd = STDOUT_FILENO;
+
+	if (path) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			die("%s: %s", path, strerror(errno));
+	}
+	out_open_fd(o, fd, path ? path : "standard output", DTRACE_OUT_SIZE);
+}
+
+void out_flush(struct outbuf *o)
+{
+	const char *s = o->buf;
+
+	if (o->before_write && s < o->p)
+		o->before_write(o);
+	while (s < o->p) {
+		ssize_t n = write(o->fd, s, o->p - s);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("%s: write error: %s", o->name, n ? strerror(errno) : "no space");
+		s += n;
+	}
+	o->p = o->buf;
+}
+
+void out_close(struct outbuf *o)
+{
+	out_flush(o);
+	if (o->fd != STDOUT_FILENO && close(o->fd) < 0)
+		die("%s: %s", o->name, strerror(errno));
+	free(o->buf);
+}
+
+void out_printf(struct outbuf *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	out_reserve(o);
+	va_start(ap, fmt);
+	n = vsnprintf(o->p, o->end - o->p, fmt, ap);
+	va_end(ap);
+	if (n >= o->end - o->p)
+		die("%s: line too long", o->name);	/* never for our formats */
+	o->p += n;
+}

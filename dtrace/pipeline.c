@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pipeline: format events on worker threads while the main thread merges.
+ *
+ * Formatting is most of dtrace's work, and it parallelizes: the main thread
+ * packs the events that pass the filters into batches, each worker formats
+ * a whole batch into its own buffer and writes it once every earlier batch
+ * is written.  The output is byte for byte what one thread would write.
+ *
+ * A batch closes before its output could outgrow a worker's buffer
+ * (DTRACE_LINE_BOUND per event), so a worker writes once per batch; should
+ * it have to write earlier, it waits for its turn then.  Memory: a few
+ * batches and one output buffer per worker.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrace.h"
+#include "util.h"
+
+/*
+ * Batches of a few thousand events: few enough hand-overs to cost nothing.
+ * The output bound is some 4 times the real size, but only the pages a
+ * worker writes take memory.
+ */
+#define BATCH_BYTES	(512 * 1024)		/* packed events */
+#define WORKER_OUT	(2 * DTRACE_OUT_SIZE)	/* a worker's output buffer */
+#define BATCH_OUTPUT	(WORKER_OUT - DTRACE_LINE_MAX)
+#define MAX_WORKERS	8
+
+struct batch {
+	struct batch *next;
+	uint64_t seq;			/* output order */
+	size_t used;			/* bytes of packed events */
+	size_t output;			/* bound of their output */
+	char *data;
+};
+
+struct pipeline {
+	struct dtrace *dt;
+	const struct dtrace_format *fmt;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;		/* any of the below */
+	struct batch *free;		/* empty batches */
+	struct batch *full, **full_tail;	/* to format, in order */
+	uint64_t written;		/* batches written: whose turn it is */
+	bool done;			/* no more batches coming */
+	struct batch *cur;		/* being filled by the main thread */
+	uint64_t next_seq;
+	unsigned int nr_workers;
+	pthread_t workers[MAX_WORKERS];
+};
+
+/* A packed event: its struct dtrace_event, then the ktfile_event's used part. */
+static size_t packed_size(unsigned int nr_args)
+{
+	size_t size = sizeof(struct dtrace_event) + offsetof(struct ktfile_event, args) +
+		      nr_args * sizeof(uint32_t);
+
+	return (size + 7) & ~(size_t)7;
+}
+
+static void format_batch(struct pipeline *pl, struct outbuf *o, struct batch *b)
+{
+	for (size_t off = 0; off < b->used; ) {
+		const struct dtrace_event *e = (const void *)(b->data + off);
+
+		pl->fmt->event(pl->dt, o, e);
+		off += packed_size(e->ev->nr_args);
+	}
+}
+
+struct worker {
+	struct outbuf out;
+	struct pipeline *pl;
+	uint64_t seq;			/* of the batch it formats */
+};
+
+/* out_flush() of a worker: wait until every earlier batch is written. */
+static void wait_turn(struct outbuf *o)
+{
+	struct worker *w = (struct worker *)((char *)o - offsetof(struct worker, out));
+	struct pipeline *pl = w->pl;
+
+	pthread_mutex_lock(&pl->lock);
+	while (pl->written != w->seq)
+		pthread_cond_wait(&pl->changed, &pl->lock);
+	pthread_mutex_unlock(&pl->lock);
+}
+
+static void *worker(void *arg)
+{
+	struct worker w = { .pl = arg };
+	struct pipeline *pl = w.pl;
+
+	out_open_fd(&w.out, pl->dt->out.fd, pl->dt->out.name, WORKER_OUT);
+	w.out.before_write = wait_turn;
+	pthread_mutex_lock(&pl->lock);
+	for (;;) {
+		struct batch *b = pl->full;
+
+		if (!b) {
+			if (pl->done)
+				break;
+			pthread_cond_wait(&pl->changed, &pl->lock);
+			continue;
+		}
+		pl->full = b->next;
+		if (!pl->full)
+			pl->full_tail = &pl->full;
+		pthread_mutex_unlock(&pl->lock);
+
+		w.seq = b->seq;
+		format_batch(pl, &w.out, b);
+		wait_turn(&w.out);
+		out_flush(&w.out);
+
+		pthread_mutex_lock(&pl->lock);
+		pl->written++;
+		b->next = pl->free;
+		pl->free = b;
+		pthread_cond_broadcast(&pl->changed);
+	}
+	pthread_mutex_unlock(&pl->lock);
+	free(w.out.buf);
+	return NULL;
+}
+
+/* Hand the current batch to the workers (if it has anything). */
+static void send_batch(struct pipeline *pl)
+{
+	struct batch *b = pl->cur;
+
+	pl->cur = NULL;
+	if (!b)
+		return;
+	pthread_mutex_lock(&pl->lock);
+	if (b->used) {
+		b->seq = pl->next_seq++;
+		b->next = NULL;
+		*pl->full_tail = b;
+		pl->full_tail = &b->next;
+	} else {
+		b->next = pl->free;
+		pl->free = b;
+	}
+	pthread_cond_broadcast(&pl->changed);
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void pipeline_add(struct pipeline *pl, uint64_t ns, unsigned int file,
+		  const struct ktfile_event *ev)
+{
+	size_t size = packed_size(ev->nr_args), bound = DTRACE_LINE_BOUND(ev->nr_args);
+	struct batch *b = pl->cur;
+	struct dtrace_event *e;
+	struct ktfile_event *copy;
+
+	if (b && (b->used + size > BATCH_BYTES || b->output + bound > BATCH_OUTPUT))
+		send_batch(pl);
+	if (!pl->cur) {
+		pthread_mutex_lock(&pl->lock);
+		while (!pl->free)
+			pthread_cond_wait(&pl->changed, &pl->lock);
+		pl->cur = pl->free;
+		pl->free = pl->cur->next;
+		pthread_mutex_unlock(&pl->lock);
+		pl->cur->used = pl->cur->output = 0;
+	}
+	b = pl->cur;
+	e = (void *)(b->data + b->used);
+	copy = (void *)(e + 1);
+	memcpy(copy, ev, offsetof(struct ktfile_event, args) + ev->nr_args * sizeof(uint32_t));
+	*e = (struct dtrace_event){ .ns = ns, .file = file, .ev = copy };
+	b->used += size;
+	b->output += bound;
+}
+
+struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *fmt,
+				unsigned int workers)
+{
+	struct pipeline *pl = xcalloc(1, sizeof(*pl));
+
+	if (workers > MAX_WORKERS)
+		workers = MAX_WORKERS;
+	pl->dt = dt;
+	pl->fmt = fmt;
+	pl->full_tail = &pl->full;
+	pthread_mutex_init(&pl->lock, NULL);
+	pthread_cond_init(&pl->changed, NULL);
+	/* two batches a worker: one formatted while the next one fills */
+	for (unsigned int i = 0; i < 2 * workers + 1; i++) {
+		struct batch *b = xcalloc(1, sizeof(*b));
+
+		b->data = xmalloc(BATCH_BYTES);
+		b->next = pl->free;
+		pl->free = b;
+	}
+	out_flush(&dt->out);		/* whatever came before goes first */
+	for (unsigned int i = 0; i < workers; i++) {
+		if (pthread_create(&pl->workers[i], NULL, worker, pl))
+			break;
+		pl->nr_workers++;
+	}
+	if (!pl->nr_workers)
+		die("cannot start a thread");
+	return pl;
+}
+
+void pipeline_finish(struct pipeline *pl)
+{
+	send_batch(pl);
+	pthread_mutex_lock(&pl->lock);
+	pl->done = true;
+	pthread_cond_broadcast(&pl->changed);
+	pthread_mutex_unlock(&pl->lock);
+	for (unsigned int i = 0; i < pl->nr_workers; i++)
+		pthread_join(pl->workers[i], NULL);
+	while (pl->free) {
+		struct batch *b = pl->free;
+
+		pl->free = b->next;
+		free(b->data);
+		free(b);
+	}
+	pthread_mutex_destroy(&pl->lock);
+	pthread_cond_destroy(&pl->changed);
+	free(pl);
+}

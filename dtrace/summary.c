@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * summary (-S): counts per group and event, per file (CPU), lost records,
+ * time span and events per second, instead of the events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrace.h"
+#include "util.h"
+
+struct file_counts {
+	uint64_t events;
+	uint64_t lost_markers;
+	uint64_t lost;
+};
+
+static struct {
+	uint64_t by_code[KTRACE_NR_GROUPS][256];	/* one group bit, no flags */
+	uint64_t other;					/* any other code */
+	uint64_t events;
+	uint64_t first_ns, last_ns;
+	struct file_counts *files;
+} sum;
+
+static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
+{
+	const struct ktfile_event *ev = e->ev;
+	uint64_t ns = e->ns;
+	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
+	struct file_counts *fc;
+
+	if (!sum.files)
+		sum.files = xcalloc(kt_merge_nr_files(dt->merge), sizeof(*sum.files));
+	fc = &sum.files[e->file];
+	if (ev->code == KTRACE_META_LOST) {
+		fc->lost_markers++;
+		fc->lost += ev->args[0] | (uint64_t)ev->args[1] << 32;
+		return;
+	}
+	if (!sum.events++)
+		sum.first_ns = ns;
+	sum.last_ns = ns;
+	fc->events++;
+	if (grp && !(grp & (grp - 1)) &&
+	    !(ev->code & (KTRACE_EVT_CONT | KTRACE_EVT_END)))
+		sum.by_code[__builtin_ctz(grp)][KTRACE_SUB(ev->code)]++;
+	else
+		sum.other++;
+}
+
+static void put_us(struct outbuf *o, uint64_t ns)
+{
+	char *p = out_reserve(o);
+
+	out_commit(o, dtrace_put_us(p, ns, 0));
+}
+
+static void summary_end(struct dtrace *dt, struct outbuf *o)
+{
+	unsigned int nr_files = kt_merge_nr_files(dt->merge);
+	uint64_t span = sum.last_ns - sum.first_ns, lost = 0, markers = 0;
+
+	for (unsigned int i = 0; sum.files && i < nr_files; i++) {
+		lost += sum.files[i].lost;
+		markers += sum.files[i].lost_markers;
+	}
+	out_printf(o, "events      %llu in %u files\n", (unsigned long long)sum.events,
+		   nr_files);
+	out_printf(o, "lost        %llu records (%llu markers)\n",
+		   (unsigned long long)lost, (unsigned long long)markers);
+	out_printf(o, "time span   ");
+	put_us(o, span);
+	out_printf(o, " us (");
+	put_us(o, sum.first_ns);
+	out_printf(o, " to ");
+	put_us(o, sum.last_ns);
+	out_printf(o, ")\n");
+	if (span)
+		out_printf(o, "rate        %.0f events/s\n", sum.events * 1e9 / span);
+	else
+		out_printf(o, "rate        -\n");
+
+	out_printf(o, "\n%-24s %12s\n", "group:event", "events");
+	for (unsigned int bit = 0; bit < KTRACE_NR_GROUPS; bit++) {
+		uint64_t total = 0;
+
+		for (unsigned int sub = 0; sub < 256; sub++)
+			total += sum.by_code[bit][sub];
+		if (!total)
+			continue;
+		out_printf(o, "  %-22s %12llu\n", ktev_group_name(bit) ?: "?",
+			   (unsigned long long)total);
+		for (unsigned int sub = 0; sub < 256; sub++) {
+			uint32_t code = (1u << bit) | sub << KTRACE_SUB_SHIFT;
+			char *p;
+
+			if (!sum.by_code[bit][sub])
+				continue;
+			p = out_reserve(o);
+			p = memset(p, ' ', 4) + 4;
+			p = ktev_put_name(p, code, 20);
+			*p++ = ' ';
+			p = ktev_put_u64_width(p, sum.by_code[bit][sub], 12);
+			*p++ = '\n';
+			out_commit(o, p);
+		}
+	}
+	if (sum.other)
+		out_printf(o, "  %-22s %12llu\n", "other",
+			   (unsigned long long)sum.other);
+
+	out_printf(o, "\n%5s %12s %12s %8s  %s\n", "cpu", "events", "lost", "markers",
+		   "file");
+	for (unsigned int i = 0; i < nr_files; i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
+		struct file_counts fc = sum.files ? sum.files[i] : (struct file_counts){ 0 };
+
+		out_printf(o, "%5.*s %12llu %12llu %8llu  %s\n", dt->files[i].cpu_len,
+			   dt->files[i].cpu, (unsigned long long)fc.events,
+			   (unsigned long long)fc.lost, (unsigned long long)fc.lost_markers,
+			   f->path);
+	}
+	free(sum.files);
+}
+
+const struct dtrace_format dtrace_summary = {
+	.event = summary_event,
+	.end = summary_end,
+};

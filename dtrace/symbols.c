@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * symbols: addresses of user streams to function names, source lines and
+ * inlined frames, through the process's saved map and libdwfl.
+ *
+ * An address resolves in two steps: the process's map says which object
+ * (and so which file, at which load bias) it falls in, then that object's
+ * module, opened once at file address 0, names the file address.  Both
+ * steps are cached: the first per process by address, the second per
+ * module by function start.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "amap.h"
+#include "symbols.h"
+#include "util.h"
+
+/* ---- modules: one ELF file each ------------------------------------------- */
+
+struct module {
+	char *path, *build_id;		/* as the map says; build_id "-" if none */
+	const char *name;		/* base name, for unknown addresses */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;		/* NULL: no file, addresses stay numbers */
+	struct amap funcs;		/* function start (file address) -> sym_func */
+	struct module *next;
+};
+
+struct object {
+	uint64_t bias, start, end;
+	unsigned int snapshot;		/* later snapshots win */
+	struct module *mod;
+};
+
+struct sym_proc {
+	uint32_t pid;
+	struct object *objs;
+	size_t nr_objs;
+	struct amap cache;		/* run-time address -> sym_func */
+	char *event_name[256], *event_format[256];
+	struct sym_proc *next;
+};
+
+static struct module *modules;
+static struct sym_proc *procs;
+static unsigned int nr_funcs;
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+/* A file named by build id in the debug directories: .build-id/ab/cdef... */
+static char *find_by_build_id(const char *id)
+{
+	const char *list = debuginfo_path ? debuginfo_path : "/usr/lib/debug";
+	char path[4096];
+
+	if (strlen(id) < 4 || !strcmp(id, "-"))
+		return NULL;
+	for (const char *p = list; *p; ) {
+		size_t len = strcspn(p, ":");
+
+		if (*p == '/') {
+			for (int debug = 1; debug >= 0; debug--) {
+				snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s%s", (int)len, p,
+					 id, id + 2, debug ? ".debug" : "");
+				if (access(path, R_OK) == 0)
+					return xstrdup(path);
+			}
+		}
+		p += len + (p[len] == ':');
+	}
+	return NULL;
+}
+
+static bool build_id_matches(Dwfl_Module *mod, const char *id)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	char hex[256];
+
+	if (len <= 0 || !strcmp(id, "-") || 2 * (size_t)len >= sizeof(hex))
+		return true;		/* nothing to compare */
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	return !strcmp(hex, id);
+}
+
+static Dwfl_Module *report(struct module *m, const char *file)
+{
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	m->dwfl = dwfl_begin(&callbacks);
+	if (!m->dwfl)
+		die("libdwfl: %s", dwfl_errmsg(-1));
+	dwfl_report_begin(m->dwfl);
+	/* at file address 0: the process's bias is applied by the caller */
+	m->mod = dwfl_report_elf(m->dwfl, m->name, file, -1, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	return m->mod;
+}
+
+static struct module *module_get(const char *path, const char *build_id)
+{
+	struct module *m;
+	char *alt = NULL;
+
+	for (m = modules; m; m = m->next)
+		if (!strcmp(m->path, path) && !strcmp(m->build_id, build_id))
+			return m;
+	m = xcalloc(1, sizeof(*m));
+	m->path = xstrdup(path);
+	m->build_id = xstrdup(build_id);
+	m->name = base_name(m->path);
+	m->next = modules;
+	modules = m;
+
+	if (access(path, R_OK) == 0 && report(m, path) && build_id_matches(m->mod, build_id))
+		return m;
+	/* gone, or rebuilt since: the debug file of the traced build, by its id */
+	alt = find_by_build_id(build_id);
+	if (alt && report(m, alt) && build_id_matches(m->mod, build_id)) {
+		pr_debug("%s: symbols from %s", path, alt);
+	} else if (m->mod) {
+		pr_warn("%s: build id differs from the traced file's (%s): names may be wrong",
+			path, build_id);
+	} else {
+		pr_warn("%s: %s; its addresses stay numbers", path,
+			access(path, R_OK) ? strerror(errno) : dwfl_errmsg(-1));
+	}
+	free(alt);
+	return m;
+}
+
+/* ---- processes: the map file ------------------------------------------------ */
+
+/* trace.pid42.tid43 -> trace.pid42.maps, else DIR/trace.pid<pid>.maps */
+static char *maps_path(uint32_t pid, const char *stream)
+{
+	const char *tid = strstr(base_name(stream), ".tid");
+	char *path = xmalloc(strlen(stream) + 32);
+
+	if (tid) {
+		sprintf(path, "%.*s.maps", (int)(tid - stream), stream);
+	} else {
+		const char *slash = strrchr(stream, '/');
+
+		sprintf(path, "%.*strace.pid%u.maps", slash ? (int)(slash - stream + 1) : 0,
+			stream, pid);
+	}
+	return path;
+}
+
+static void load_maps(struct sym_proc *p, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	unsigned int snapshot = 0, lineno = 0;
+	char line[8192];
+
+	if (!f) {
+		pr_warn("%s: %s: addresses of pid %u stay numbers", path, strerror(errno), p->pid);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long bias, start, end;
+		char id[256], *rest = NULL;
+		unsigned int sub;
+		int pos = 0;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "snapshot ", 9)) {
+			snapshot++;
+		} else if (sscanf(line, "object %llx %llx %llx %255s %n", &bias, &start, &end,
+				  id, &pos) == 4 && pos && line[pos] == '/') {
+			struct object *o;
+
+			p->objs = xrealloc(p->objs, (p->nr_objs + 1) * sizeof(*p->objs));
+			o = &p->objs[p->nr_objs++];
+			*o = (struct object){ bias, start, end, snapshot, module_get(line + pos, id) };
+		} else if (sscanf(line, "event %u %n", &sub, &pos) == 1 && sub && sub < 256) {
+			char *name = line + pos;
+
+			rest = name + strcspn(name, " ");
+			if (*rest)
+				*rest++ = '\0';
+			free(p->event_name[sub]);
+			free(p->event_format[sub]);
+			p->event_name[sub] = xstrdup(name);
+			p->event_format[sub] = xstrdup(rest);
+		} else if (strncmp(line, "map ", 4) && line[0] != '#' && line[0]) {
+			pr_warn("%s:%u: line not understood, ignored", path, lineno);
+		}
+	}
+	fclose(f);
+}
+
+struct sym_proc *sym_proc(uint32_t pid, const char *stream_path)
+{
+	struct sym_proc *p;
+	char *path;
+
+	for (p = procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	if (!debuginfo_path && getenv("KTRACE_DEBUGINFO_PATH"))
+		debuginfo_path = getenv("KTRACE_DEBUGINFO_PATH");
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	p->next = procs;
+	procs = p;
+	path = maps_path(pid, stream_path);
+	load_maps(p, path);
+	free(path);
+	return p;
+}
+
+static const struct object *find_object(const struct sym_proc *p, uint64_t addr)
+{
+	const struct object *best = NULL;
+
+	for (size_t i = 0; i < p->nr_objs; i++) {
+		const struct object *o = &p->objs[i];
+
+		if (addr >= o->start && addr < o->end && (!best || o->snapshot > best->snapshot))
+			best = o;
+	}
+	return best;
+}
+
+/* ---- functions ---------------------------------------------------------------- */
+
+static struct sym_func *new_func(char *name, const char *file, unsigned int line)
+{
+	struct sym_func *f = xcalloc(1, sizeof(*f));
+
+	f->name = name;
+	f->file = file ? xstrdup(base_name(file)) : NULL;
+	f->line = line;
+	f->id = nr_funcs++;
+	return f;
+}
+
+/* The DWARF subprogram that contains @vaddr (with @mod's bias), or NULL. */
+static bool subprogram(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Die *out)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias), *scopes;
+	int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+	bool found = false;
+
+	for (int i = 0; i < n && !found; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			*out = scopes[i];
+			found = true;
+		}
+	}
+	if (n > 0)
+		free(scopes);
+	return found;
+}
+
+static struct sym_func *resolve(struct module *m, uint64_t vaddr)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = m->mod ? dwfl_module_addrinfo(m->mod, vaddr, &off, &sym,
+							 NULL, NULL, NULL) : NULL;
+	uint64_t start = name ? vaddr - off : vaddr;
+	struct sym_func *f = amap_get(&m->funcs, start);
+	Dwarf_Die die;
+	int line = 0;
+
+	if (f)
+		return f;
+	if (name) {
+		const char *file = NULL;
+
+		if (subprogram(m->mod, start, &die)) {
+			file = dwarf_decl_file(&die);
+			dwarf_decl_line(&die, &line);
+		}
+		f = new_func(xstrdup(name), file, line);
+	} else {
+		char *hex = xmalloc(strlen(m->name) + 24);
+
+		sprintf(hex, "%s+0x%llx", m->name, (unsigned long long)vaddr);
+		f = new_func(hex, NULL, 0);
+	}
+	amap_put(&m->funcs, start, f);
+	return f;
+}
+
+const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr)
+{
+	struct sym_func *f = amap_get(&p->cache, addr);
+	const struct object *o;
+
+	if (f)
+		return f;
+	o = find_object(p, addr);
+	if (o) {
+		f = resolve(o->mod, addr - o->bias);
+	} else {
+		char *hex = xmalloc(24);
+
+		sprintf(hex, "0x%llx", (unsigned long long)addr);
+		f = new_func(hex, NULL, 0);
+	}
+	amap_put(&p->cache, addr, f);
+	return f;
+}
+
+unsigned int sym_nr_funcs(void)
+{
+	return nr_funcs;
+}
+
+/* ---- call sites ----------------------------------------------------------------- */
+
+static const char *file_of(Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t nr;
+
+	if (dwarf_getsrcfiles(cu, &files, &nr) != 0 || idx >= nr)
+		return "?";
+	return base_name(dwarf_filesrc(files, idx, NULL, NULL));
+}
+
+char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
+{
+	const struct object *o = find_object(p, addr);
+	uint64_t vaddr = o ? addr - o->bias - 1 : 0;	/* the call, not the return */
+	Dwfl_Module *mod = o ? o->mod->mod : NULL;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu, *scopes, cu_die;
+	Dwfl_Line *l;
+	int n, lineno = 0, len;
+	const char *sym, *file;
+	GElf_Off off;
+	GElf_Sym s;
+
+	if (!mod) {
+		if (o)
+			snprintf(buf, size, "%s+0x%llx", o->mod->name, (unsigned long long)(vaddr + 1));
+		else
+			snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+		return buf;
+	}
+	l = dwfl_module_getsrc(mod, vaddr);
+	file = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	sym = dwfl_module_addrinfo(mod, vaddr, &off, &s, NULL, NULL, NULL);
+	if (file)
+		len = snprintf(buf, size, "%s:%d", base_name(file), lineno);
+	else
+		len = snprintf(buf, size, "%s+0x%llx", sym ? sym : o->mod->name,
+			       (unsigned long long)(sym ? off + 1 : vaddr + 1));
+	cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+	if (cu)
+		cu_die = *cu;
+	/* innermost first: each inlined function, then the real one */
+	for (int i = 0; i < n && len < (int)size; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute attr;
+		Dwarf_Word cfile = 0, cline = 0;
+		const char *name = dwarf_diename(&scopes[i]);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cfile);
+			dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cline);
+			len += snprintf(buf + len, size - len, " in %s inlined at %s:%llu",
+					name ? name : "?", file_of(&cu_die, cfile),
+					(unsigned long long)cline);
+		} else if (tag == DW_TAG_subprogram) {
+			len += snprintf(buf + len, size - len, " in %s", name ? name : "?");
+			break;
+		}
+	}
+	if (n > 0)
+		free(scopes);
+	/* a .cold part: the function's name says which part */
+	if (sym && strstr(sym, ".cold") && len < (int)size)
+		snprintf(buf + len, size - len, " (%s)", sym);
+	return buf;
+}
+
+bool sym_inlined_at(struct sym_proc *p, uint64_t addr, const struct sym_func *fn)
+{
+	const struct object *o = find_object(p, addr);
+	Dwfl_Module *mod = o ? o->mod->mod : NULL;
+	uint64_t vaddr = o ? addr - o->bias - 1 : 0;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, vaddr, &bias) : NULL, *scopes;
+	int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+	bool found = false;
+
+	for (int i = 0; i < n && !found; i++) {
+		const char *name = dwarf_diename(&scopes[i]);
+
+		found = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine && name &&
+			!strcmp(name, fn->name);
+	}
+	if (n > 0)
+		free(scopes);
+	return found;
+}
+
+const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **format)
+{
+	if (!p || sub > 255 || !p->event_name[sub])
+		return NULL;
+	*format = p->event_format[sub];
+	return p->event_name[sub];
+}

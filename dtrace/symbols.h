@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * symbols: names for the addresses in user streams (func:entry/exit), from
+ * the process's map file that libktrace saved (trace.pid<PID>.maps, next
+ * to the stream files) and the ELF files and their debug info, read with
+ * elfutils' libdwfl.
+ *
+ * Each object file (path and build id) is read once and its answers are
+ * cached, whatever the number of processes that mapped it: a function has
+ * one struct sym_func, so the formats can count by it.  Debug info is
+ * looked for as gdb does: next to the file by debuglink, in .debug/, and in
+ * /usr/lib/debug (by debuglink and by build id); KTRACE_DEBUGINFO_PATH
+ * replaces that list (libdwfl's syntax: "-:.debug:/usr/lib/debug").
+ */
+#ifndef DTRACE_SYMBOLS_H
+#define DTRACE_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One function (or one unknown address). */
+struct sym_func {
+	const char *name;	/* "fib"; "libfoo.so+0x1a2b" or "0x7f12..." if unknown */
+	const char *file;	/* source file of its definition, NULL if unknown */
+	unsigned int line;
+	unsigned int id;	/* 0, 1, ... in the order first looked up */
+};
+
+struct sym_proc;
+
+/*
+ * The symbols of process @pid, whose stream file is @stream_path: its map
+ * file is found beside it.  Loaded once per pid; without a map file (or
+ * with a bad one: a warning, once) addresses print in hex.
+ */
+struct sym_proc *sym_proc(uint32_t pid, const char *stream_path);
+
+/* The function at (or containing) @addr in @p. */
+const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr);
+
+/*
+ * Where return address @addr is: "calls.c:45", with the functions inlined
+ * there, ".cold" parts named after their function:
+ * "calls.c:33 in twice inlined at calls.c:80 in main".  Returns @buf.
+ */
+char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size);
+
+/* Whether return address @addr is in code of @fn inlined into another. */
+bool sym_inlined_at(struct sym_proc *p, uint64_t addr, const struct sym_func *fn);
+
+/* Name and format the program gave user event @sub, NULL if none. */
+const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **format);
+
+/* Functions known so far (ids below this). */
+unsigned int sym_nr_funcs(void);
+
+#endif /* DTRACE_SYMBOLS_H */

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * text: one line per event.
+ *
+ *   CPU  TIME(us)  TID  GROUP:EVENT  TEXT
+ *     1     12.345  4242 sched:switch     context switch from task 12 to task 57
+ *
+ * This is dtrace's hot loop, so lines are put together by hand.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "dtrace.h"
+
+#define TIME_WIDTH	12
+#define TSC_WIDTH	20
+#define TID_WIDTH	7
+#define NAME_WIDTH	16
+
+char *dtrace_put_us(char *p, uint64_t ns, unsigned int width)
+{
+	unsigned int frac = ns % 1000;
+
+	p = ktev_put_u64_width(p, ns / 1000, width > 4 ? width - 4 : 0);
+	p[0] = '.';
+	p[1] = '0' + frac / 100;
+	p[2] = '0' + frac / 10 % 10;
+	p[3] = '0' + frac % 10;
+	return p + 4;
+}
+
+/*
+ * Wall clock time, local: "2024-05-01T12:34:56.123456789".  The date part
+ * is made once a second (per thread: formats run on several).
+ */
+static char *put_realtime(char *p, const struct ktfile_reader *f, uint64_t tsc)
+{
+	static _Thread_local time_t last_sec = -1;
+	static _Thread_local char date[32];
+	static _Thread_local size_t date_len;
+	const struct ktfile_header *h = &f->hdr;
+	uint64_t real = tsc >= h->ref_tsc ? h->ref_real_ns + ktfile_ns(f, tsc - h->ref_tsc)
+					  : h->ref_real_ns - ktfile_ns(f, h->ref_tsc - tsc);
+	time_t sec = real / 1000000000u;
+	unsigned int nsec = real % 1000000000u;
+
+	if (sec != last_sec) {
+		struct tm tm;
+
+		localtime_r(&sec, &tm);
+		date_len = strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S.", &tm);
+		last_sec = sec;
+	}
+	memcpy(p, date, date_len);
+	p += date_len;
+	for (int i = 8; i >= 0; i--, nsec /= 10)
+		p[i] = '0' + nsec % 10;
+	return p + 9;
+}
+
+static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
+{
+	const struct ktfile_event *ev = e->ev;
+	const struct dtrace_file *df = &dt->files[e->file];
+	char *p = out_reserve(o);
+
+	memcpy(p, df->cpu, sizeof(df->cpu));	/* whole: a constant-size copy */
+	p += df->cpu_len;
+	*p++ = ' ';
+	if (dt->tsc)
+		p = ktev_put_u64_width(p, ev->tsc, TSC_WIDTH);
+	else if (dt->absolute)
+		p = put_realtime(p, kt_merge_file(dt->merge, e->file), ev->tsc);
+	else
+		p = dtrace_put_us(p, e->ns, TIME_WIDTH);
+	*p++ = ' ';
+	p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
+	*p++ = ' ';
+	p = ktev_put_name(p, ev->code, NAME_WIDTH);
+	*p++ = ' ';
+	p = ktev_put_text(p, ev->code, ev->args, ev->nr_args);
+	*p++ = '\n';
+	out_commit(o, p);
+}
+
+const struct dtrace_format dtrace_text = {
+	.event = text_event,
+	.parallel = true,
+};

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktrace: control kernel event tracing and record it into trace files.
+ *
+ * This file reads the command line and does the control side (-e, -b, -s,
+ * -l); record.c does the recording.  See ktrace.1 for the user's view.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ktevents.h"
+#include "ktrace.h"
+#include "util.h"
+
+#define CPU_NR_MAX	8192	/* the kernel's largest NR_CPUS */
+
+/* The one options table: getopt_long's tables and --help come from it. */
+static const struct ktrace_option {
+	const char *name;
+	int has_arg;
+	int val;
+	const char *arg;
+	const char *help;
+} options[] = {
+	{ "events",   required_argument, 'e', "MASK",
+	  "set the group mask: group names (sched,fault),\n"
+	  "all, +GROUP, -GROUP or a number; 0 turns tracing off" },
+	{ "status",   no_argument,       's', NULL,
+	  "show the mask and every CPU's buffer state" },
+	{ "cpu",      required_argument, 'c', "CPUS",
+	  "record these CPUs into BASE.cpuN: N, ranges and\n"
+	  "lists (0-3,6) or all; repeatable" },
+	{ "wait",     required_argument, 'w', "MS",
+	  "drain the buffers every MS ms (default 100)" },
+	{ "output",   required_argument, 'o', "BASE",
+	  "trace file base name (default trace)" },
+	{ "list",     no_argument,       'l', NULL,
+	  "list the groups and their events" },
+	{ "duration", required_argument, 'd', "SECONDS",
+	  "stop recording after SECONDS (fractions allowed)" },
+	{ "buffer",   required_argument, 'b', "RECORDS",
+	  "per-CPU buffer size in records (16-16777216,\n"
+	  "rounded up to a power of two); empties the buffers" },
+	{ "quiet",    no_argument,       'q', NULL,
+	  "print errors only" },
+	{ "verbose",  no_argument,       'v', NULL,
+	  "print more" },
+	{ "help",     no_argument,       'h', NULL,
+	  "show this help" },
+	{ "version",  no_argument,       'V', NULL,
+	  "show the version" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ktrace [OPTION]... [--] [COMMAND [ARG]...]\n"
+		"Control kernel event tracing and record it into trace files, one per CPU.\n"
+		"With -c, -d or a COMMAND it records (all online CPUs unless -c names\n"
+		"some) until interrupted, for -d SECONDS or while COMMAND runs, and a mask\n"
+		"given with -e holds for the recording only.  Without them it sets -e/-b.\n\n");
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct ktrace_option *opt = &options[i];
+		char head[40];
+		const char *help = opt->help;
+
+		snprintf(head, sizeof(head), "-%c, --%s%s%s", opt->val, opt->name,
+			 opt->arg ? "=" : "", opt->arg ? opt->arg : "");
+		fprintf(f, "  %-24s", head);
+		/* continuation lines of the help text line up under its start */
+		while (help) {
+			const char *nl = strchr(help, '\n');
+
+			fprintf(f, "%.*s\n", nl ? (int)(nl - help) : (int)strlen(help), help);
+			help = nl ? nl + 1 : NULL;
+			if (help)
+				fprintf(f, "  %-24s", "");
+		}
+	}
+	fprintf(f, "\nEnvironment: KTRACE_DEV names the device (default /dev/ktrace).\n"
+		"See ktrace(1).\n");
+}
+
+static unsigned long parse_number(int opt, const char *arg, unsigned long min,
+				  unsigned long max, const char *what)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (!isdigit((unsigned char)*arg) || *end || errno || n < min || n > max)
+		die("-%c %s: not %s (%lu-%lu)", opt, arg, what, min, max);
+	return n;
+}
+
+static bool cpu_online(int ctl, unsigned int cpu)
+{
+	struct ktrace_cpu_stats st;
+
+	return dev_cpu_stats(ctl, cpu, &st) == 0 && (st.flags & KTRACE_CPU_ONLINE);
+}
+
+/*
+ * -c: "all" or a list of N and N-M.  Checked when the option is read (there
+ * is no device yet, so against the most CPUs a kernel can have), then marked
+ * in cpus[nr] once the kernel has said how many there are: each must exist
+ * and be online; "all" is the online ones.
+ */
+static void parse_cpus(const char *arg, int ctl, bool *cpus, unsigned int nr)
+{
+	unsigned int nbits = cpus ? nr : CPU_NR_MAX;
+	uint64_t *bits = xcalloc((nbits + 63) / 64, sizeof(*bits));
+	bool all = !strcmp(arg, "all");
+
+	if (ktev_parse_list(arg, bits, nbits, "cpu") < 0)
+		exit(1);
+	for (unsigned int n = 0; cpus && n < nr; n++) {
+		if (!ktev_bit_test(bits, n))
+			continue;
+		if (cpu_online(ctl, n))
+			cpus[n] = true;
+		else if (!all)
+			die("-c %s: CPU %u is offline", arg, n);
+	}
+	free(bits);
+}
+
+static uint32_t parse_mask(const char *arg, uint32_t cur)
+{
+	uint32_t mask;
+
+	if (ktev_parse_mask(arg, cur, &mask) < 0)
+		exit(1);
+	return mask;
+}
+
+/* "sched,fault", bits without a name in hex */
+static void mask_names(uint32_t mask, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned int bit = 0; bit < 32 && len < size; bit++) {
+		const char *name = ktev_group_name(bit);
+
+		if (!(mask & (1u << bit)))
+			continue;
+		if (name)
+			len += snprintf(buf + len, size - len, "%s%s", len ? "," : "", name);
+		else
+			len += snprintf(buf + len, size - len, "%s0x%x", len ? "," : "",
+					1u << bit);
+	}
+}
+
+int dev_open(const char *dev)
+{
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	switch (errno) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		die("kernel not patched with ktrace: %s missing", dev);
+	case EACCES:
+	case EPERM:
+		die("%s: %s: ktrace needs root (CAP_SYS_ADMIN)", dev, strerror(errno));
+	default:
+		die("%s: %s", dev, strerror(errno));
+	}
+}
+
+void dev_info(int ctl, const char *dev, struct ktrace_info *info)
+{
+	if (ioctl(ctl, KTRACE_IOC_INFO, info) < 0) {
+		if (errno == ENOTTY || errno == EINVAL)
+			die("%s: not a ktrace device", dev);
+		die("%s: KTRACE_IOC_INFO: %s", dev, strerror(errno));
+	}
+	if (info->version != KTRACE_ABI_VERSION ||
+	    info->record_size != sizeof(struct ktrace_record))
+		die("%s: ktrace ABI version %u, record size %u; this ktrace knows "
+		    "version %u, record size %zu", dev, info->version,
+		    info->record_size, KTRACE_ABI_VERSION, sizeof(struct ktrace_record));
+	if (!info->nr_cpu_ids)
+		die("%s: the kernel reports no CPUs", dev);
+}
+
+void dev_set_mask(int ctl, const char *dev, uint32_t mask)
+{
+	struct ktrace_mask m = { .mask = mask };
+
+	if (ioctl(ctl, KTRACE_IOC_SET_MASK, &m) < 0) {
+		if (errno == EINVAL)
+			die("mask 0x%x: the kernel does not know all of these groups", mask);
+		die("%s: setting the mask to 0x%x: %s", dev, mask, strerror(errno));
+	}
+}
+
+int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->cpu = cpu;
+	return ioctl(ctl, KTRACE_IOC_CPU_STATS, st);
+}
+
+/*
+ * -b: the kernel resizes only while tracing is off, so turn it off for the
+ * resize and then on with @then_mask (the old mask, or -e's).  The buffers
+ * start empty.
+ */
+static void set_buf_size(int ctl, const char *dev, struct ktrace_info *info,
+			 uint32_t records, uint32_t then_mask)
+{
+	struct ktrace_buf_size bs = { .records = records };
+	int ret, err;
+
+	if (info->mask) {
+		pr_debug("turning tracing off to resize the buffers");
+		dev_set_mask(ctl, dev, 0);
+	}
+	ret = ioctl(ctl, KTRACE_IOC_SET_BUF_SIZE, &bs);
+	err = errno;
+	if (ret < 0 && info->mask)
+		dev_set_mask(ctl, dev, info->mask);
+	if (ret < 0) {
+		switch (err) {
+		case EBUSY:
+			die("-b %u: the buffers are in use (another ktrace is recording?)",
+			    records);
+		case ENOMEM:
+			die("-b %u: not enough memory for %u records on each of %u CPUs",
+			    records, records, info->nr_cpu_ids);
+		case EINVAL:
+			die("-b %u: the kernel refuses this size (%u-%u records)",
+			    records, KTRACE_BUF_MIN, KTRACE_BUF_MAX);
+		default:
+			die("-b %u: %s", records, strerror(err));
+		}
+	}
+	if (then_mask)
+		dev_set_mask(ctl, dev, then_mask);
+	dev_info(ctl, dev, info);
+	if (info->buf_records != records)
+		pr_info("buffer size rounded up to %u records per CPU", info->buf_records);
+}
+
+static void show_status(int ctl, const struct ktrace_info *info)
+{
+	char names[256];
+
+	mask_names(info->mask, names, sizeof(names));
+	printf("mask    0x%08x %s\n", info->mask, info->mask ? names : "(tracing off)");
+	printf("buffer  %u records per CPU (%u KiB)\n", info->buf_records,
+	       (unsigned int)(info->buf_records * sizeof(struct ktrace_record) / 1024));
+	printf("tsc     %llu kHz%s\n", (unsigned long long)info->tsc_khz,
+	       info->flags & KTRACE_INFO_TSC_INVARIANT ? ", invariant" : ", not invariant");
+	printf("%-5s %-8s %-6s %10s %14s %14s %14s\n", "cpu", "state", "reader",
+	       "buffer", "written", "lost", "read");
+	for (unsigned int n = 0; n < info->nr_cpu_ids; n++) {
+		struct ktrace_cpu_stats st;
+
+		if (dev_cpu_stats(ctl, n, &st) < 0) {
+			printf("%-5u %s\n", n, strerror(errno));
+			continue;
+		}
+		printf("%-5u %-8s %-6s %10u %14llu %14llu %14llu\n", n,
+		       st.flags & KTRACE_CPU_ONLINE ? "online" : "offline",
+		       st.flags & KTRACE_CPU_READER ? "yes" : "no", st.buf_records,
+		       (unsigned long long)st.written, (unsigned long long)st.lost,
+		       (unsigned long long)st.read);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct option longopts[ARRAY_SIZE(options) + 1] = { 0 };
+	char shortopts[3 * ARRAY_SIZE(options) + 3] = "+:";
+	struct ktrace_opts o = { .output = "trace", .wait_ms = 100 };
+	const char **cpu_args = xcalloc(argc, sizeof(*cpu_args));
+	unsigned int nr_cpu_args = 0;
+	bool list = false, recording;
+	struct ktrace_info info;
+	uint32_t mask = 0;
+	int ctl, ret = 0, c;
+
+	util_set_progname("ktrace");
+	opterr = 0;		/* its messages would not start with "ktrace: " */
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		longopts[i] = (struct option){ options[i].name, options[i].has_arg,
+					       NULL, options[i].val };
+		snprintf(shortopts + strlen(shortopts), 3, "%c%s", options[i].val,
+			 options[i].has_arg ? ":" : "");
+	}
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			parse_mask(optarg, 0);	/* names checked now, applied later */
+			o.events = optarg;
+			break;
+		case 's':
+			o.status = true;
+			break;
+		case 'c':
+			parse_cpus(optarg, -1, NULL, 0);
+			cpu_args[nr_cpu_args++] = optarg;
+			break;
+		case 'w':
+			o.wait_ms = parse_number('w', optarg, 1, 3600000,
+						 "a number of milliseconds");
+			break;
+		case 'o':
+			if (!*optarg)
+				die("-o: empty file name");
+			o.output = optarg;
+			break;
+		case 'l':
+			list = true;
+			break;
+		case 'd': {
+			char *end;
+
+			o.duration = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(o.duration) ||
+			    o.duration <= 0 || o.duration > 1e9)
+				die("-d %s: not a number of seconds above 0", optarg);
+			break;
+		}
+		case 'b':
+			o.buf_records = parse_number('b', optarg, KTRACE_BUF_MIN,
+						     KTRACE_BUF_MAX, "a number of records");
+			break;
+		case 'q':
+			verbose = -1;
+			break;
+		case 'v':
+			verbose = verbose < 0 ? 1 : verbose + 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ktrace %s\n", KTRACE_VERSION);
+			return 0;
+		case ':':
+			die("option '%s' needs an argument (ktrace -h for help)",
+			    argv[optind - 1]);
+		default:
+			if (optopt)
+				die("unknown option '-%c' (ktrace -h for help)", optopt);
+			die("unknown option '%s' (ktrace -h for help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o.command = argv + optind;
+	if (list) {
+		ktev_list(stdout);
+		return 0;
+	}
+	recording = nr_cpu_args || o.duration || o.command;
+	if (!recording && !o.events && !o.status && !o.buf_records)
+		die("nothing to do: give -e, -s, -b, -c, -d or a command (ktrace -h for help)");
+
+	o.dev = getenv("KTRACE_DEV");
+	if (!o.dev || !*o.dev)
+		o.dev = "/dev/ktrace";
+	ctl = dev_open(o.dev);
+	dev_info(ctl, o.dev, &info);
+	if (o.events)
+		mask = parse_mask(o.events, info.mask);
+	if (o.buf_records)
+		set_buf_size(ctl, o.dev, &info, o.buf_records,
+			     o.events && !recording ? mask : info.mask);
+
+	if (recording) {
+		o.nr_cpus = info.nr_cpu_ids;
+		o.cpus = xcalloc(o.nr_cpus, sizeof(*o.cpus));
+		for (unsigned int i = 0; i < nr_cpu_args; i++)
+			parse_cpus(cpu_args[i], ctl, o.cpus, o.nr_cpus);
+		if (!nr_cpu_args)
+			parse_cpus("all", ctl, o.cpus, o.nr_cpus);
+		ret = record(&o, ctl, &info, o.events != NULL, mask);
+	} else if (o.events && !o.buf_records) {
+		dev_set_mask(ctl, o.dev, mask);
+	}
+	if (o.status) {
+		dev_info(ctl, o.dev, &info);
+		show_status(ctl, &info);
+	}
+	return ret;
+}

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record: copy the kernel's per-CPU buffers into trace files.
+ *
+ * Every recorded CPU has its own /dev/ktrace file, attached to that CPU, and
+ * its own trace file.  ktrace pauses -w ms, then sleeps in ppoll() until
+ * some CPU has records, then drains every CPU with non-blocking reads of
+ * whole records, appending them to the files.  The pause comes first on
+ * purpose: with sched tracing on, ktrace's own wakeup writes records, so
+ * waking on every record would keep it busy tracing itself.
+ *
+ * Stopping (signal, end of -d, end of the command): the mask is put back if
+ * ktrace set it, then everything left in the buffers is drained, so the
+ * files hold every record written up to then.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ktfile.h"
+#include "ktrace.h"
+#include "util.h"
+
+#define CHUNK_RECORDS	43690	/* ~1 MiB per read() */
+
+struct cpu_rec {
+	unsigned int cpu;
+	int fd;				/* attached to cpu; -1 once given up */
+	char *path;
+	struct ktfile_writer file;
+	uint64_t lost_start;		/* kernel's lost count when we began */
+	uint64_t lost;			/* ... and when we last looked */
+};
+
+struct recorder {
+	const struct ktrace_opts *o;
+	int ctl;
+	struct cpu_rec *cpus;
+	unsigned int nr;
+	struct pollfd *pfds;
+	struct ktrace_record *buf;
+	bool failed;			/* a read or write error: exit 1 */
+	bool lost_hint;			/* said how to lose fewer records */
+};
+
+static volatile sig_atomic_t stop_sig, child_changed;
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+
+static void on_signal(int sig)
+{
+	if (sig == SIGCHLD)
+		child_changed = 1;
+	else
+		stop_sig = sig;
+}
+
+/*
+ * The signals stay blocked except inside ppoll(), so none can slip in
+ * between a check of the flags and going to sleep.  *orig gets the mask to
+ * sleep with (and to give the command).
+ */
+static void catch_signals(sigset_t *orig)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block;
+
+	sigemptyset(&block);
+	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
+		sigaddset(&block, handled_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, orig);
+	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
+		sigaction(handled_signals[i], &sa, NULL);
+}
+
+static void release_signals(const sigset_t *orig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
+		signal(handled_signals[i], SIG_DFL);
+	sigprocmask(SIG_SETMASK, orig, NULL);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct timespec to_timespec(double s)
+{
+	if (s < 0)
+		s = 0;
+	return (struct timespec){ (time_t)s, (long)((s - (time_t)s) * 1e9) };
+}
+
+static void attach_cpu(struct recorder *r, struct cpu_rec *c)
+{
+	struct ktrace_attach at = { .cpu = c->cpu };
+	struct ktrace_cpu_stats st;
+
+	c->fd = dev_open(r->o->dev);
+	if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0)
+		die("%s: %s", r->o->dev, strerror(errno));
+	if (ioctl(c->fd, KTRACE_IOC_ATTACH_CPU, &at) < 0) {
+		if (errno == EBUSY)
+			die("cpu %u: already has a reader (is another ktrace recording?)",
+			    c->cpu);
+		if (errno == ENODEV)
+			die("cpu %u: has no buffer (never online)", c->cpu);
+		die("cpu %u: attaching a reader: %s", c->cpu, strerror(errno));
+	}
+	if (dev_cpu_stats(r->ctl, c->cpu, &st) == 0)
+		c->lost_start = c->lost = st.lost;
+}
+
+/* All files are created before tracing starts: a bad -o fails early. */
+static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
+{
+	struct ktfile_header h = *tmpl;
+	size_t len = strlen(r->o->output) + 16;
+
+	for (unsigned int i = 0; i < r->nr; i++) {
+		struct cpu_rec *c = &r->cpus[i];
+		int ret;
+
+		c->path = xmalloc(len);
+		snprintf(c->path, len, "%s.cpu%u", r->o->output, c->cpu);
+		h.cpu = c->cpu;
+		ret = ktfile_create(&c->file, c->path, &h);
+		if (ret < 0) {
+			while (i--)
+				unlink(r->cpus[i].path);
+			die("%s: %s", c->path, strerror(-ret));
+		}
+	}
+}
+
+static void give_up(struct recorder *r, struct cpu_rec *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	r->failed = true;
+}
+
+/* Read until the CPU's buffer is empty (a short read says so). */
+static void drain_cpu(struct recorder *r, struct cpu_rec *c)
+{
+	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
+
+	while (c->fd >= 0) {
+		ssize_t n = read(c->fd, r->buf, chunk);
+		size_t nr = n > 0 ? n / sizeof(struct ktrace_record) : 0;
+		int ret;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n < 0) {
+			pr_err("cpu %u: reading %s: %s", c->cpu, r->o->dev, strerror(errno));
+			give_up(r, c);
+			return;
+		}
+		ret = ktfile_append(&c->file, r->buf, nr);
+		if (ret < 0) {
+			pr_err("%s: %s; the file keeps its first %llu records (%llu bytes)",
+			       c->path, strerror(-ret), (unsigned long long)c->file.records,
+			       (unsigned long long)ktfile_bytes(&c->file));
+			give_up(r, c);
+			return;
+		}
+		if (n % sizeof(struct ktrace_record)) {
+			pr_err("cpu %u: read %zd bytes, not whole records", c->cpu, n);
+			give_up(r, c);
+			return;
+		}
+		if ((size_t)n < chunk)
+			return;
+	}
+}
+
+/* Lost records are reported as they happen, with the kernel's exact count. */
+static void check_lost(struct recorder *r)
+{
+	for (unsigned int i = 0; i < r->nr; i++) {
+		struct cpu_rec *c = &r->cpus[i];
+		struct ktrace_cpu_stats st;
+
+		if (dev_cpu_stats(r->ctl, c->cpu, &st) < 0 || st.lost <= c->lost)
+			continue;
+		pr_warn("cpu %u: %llu records lost (buffer full)%s", c->cpu,
+			(unsigned long long)(st.lost - c->lost),
+			r->lost_hint ? "" : "; a larger -b or a shorter -w loses fewer");
+		r->lost_hint = true;
+		c->lost = st.lost;
+	}
+}
+
+static void drain_all(struct recorder *r)
+{
+	for (unsigned int i = 0; i < r->nr; i++)
+		drain_cpu(r, &r->cpus[i]);
+	check_lost(r);
+}
+
+/* Pause -w ms, then sleep until a CPU has records; a signal cuts it short. */
+static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
+			     double deadline)
+{
+	double pause = r->o->wait_ms / 1000.0;
+	struct timespec ts;
+
+	if (deadline && deadline - now() < pause)
+		pause = deadline - now();
+	ts = to_timespec(pause);
+	if (ppoll(NULL, 0, &ts, sleep_mask) < 0 || stop_sig || child_changed)
+		return;
+	for (unsigned int i = 0; i < r->nr; i++)
+		r->pfds[i] = (struct pollfd){ .fd = r->cpus[i].fd, .events = POLLIN };
+	if (deadline) {
+		if (deadline <= now())
+			return;
+		ts = to_timespec(deadline - now());
+	}
+	ppoll(r->pfds, r->nr, deadline ? &ts : NULL, sleep_mask);
+}
+
+static void set_rt_priority(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	/* the command, forked before, runs at normal priority either way */
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0)
+		pr_warn("cannot run SCHED_FIFO priority 1 (%s); recording at normal priority",
+			strerror(errno));
+	else
+		pr_debug("recording at SCHED_FIFO priority 1");
+}
+
+static pid_t start_command(char **argv, const sigset_t *orig)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pr_err("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int err;
+
+		release_signals(orig);
+		execvp(argv[0], argv);
+		err = errno;
+		/* one write: ktrace's own messages go to the same stderr */
+		dprintf(STDERR_FILENO, "ktrace: %s: %s\n", argv[0], strerror(err));
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	pr_debug("started %s, pid %d", argv[0], (int)pid);
+	return pid;
+}
+
+static int exit_status(int status)
+{
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static void summary(struct recorder *r, double seconds)
+{
+	uint64_t records = 0, lost = 0, bytes = 0;
+
+	for (unsigned int i = 0; i < r->nr; i++) {
+		struct cpu_rec *c = &r->cpus[i];
+
+		pr_info("cpu %u: %llu records, %llu lost, %llu bytes in %s", c->cpu,
+			(unsigned long long)c->file.records,
+			(unsigned long long)(c->lost - c->lost_start),
+			(unsigned long long)ktfile_bytes(&c->file), c->path);
+		records += c->file.records;
+		lost += c->lost - c->lost_start;
+		bytes += ktfile_bytes(&c->file);
+	}
+	pr_info("%u CPU%s, %.3f s: %llu records, %llu lost, %llu bytes", r->nr,
+		r->nr == 1 ? "" : "s", seconds, (unsigned long long)records,
+		(unsigned long long)lost, (unsigned long long)bytes);
+}
+
+int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
+	   bool set_mask, uint32_t mask)
+{
+	struct recorder r = { .o = o, .ctl = ctl };
+	uint32_t recorded_mask = set_mask ? mask : info->mask;
+	struct ktfile_header tmpl;
+	double start, deadline = 0;
+	int status = 0, ret;
+	sigset_t orig;
+	pid_t child = 0;
+
+	r.cpus = xcalloc(o->nr_cpus, sizeof(*r.cpus));
+	for (unsigned int n = 0; n < o->nr_cpus; n++)
+		if (o->cpus[n])
+			r.cpus[r.nr++].cpu = n;
+	if (!r.nr)
+		die("no online CPU to record");
+	r.pfds = xcalloc(r.nr, sizeof(*r.pfds));
+	r.buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
+
+	catch_signals(&orig);
+	for (unsigned int i = 0; i < r.nr; i++)
+		attach_cpu(&r, &r.cpus[i]);
+	ktfile_header_init(&tmpl, 0, info->tsc_khz * 1000,
+			   info->flags & KTRACE_INFO_TSC_INVARIANT, recorded_mask);
+	create_files(&r, &tmpl);
+	if (!recorded_mask)
+		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
+	if (set_mask)
+		dev_set_mask(ctl, o->dev, mask);
+	pr_info("recording %u CPU%s into %s.cpu*%s", r.nr, r.nr == 1 ? "" : "s",
+		o->output, o->command || o->duration ? "" : "; ^C stops");
+	if (o->command && (child = start_command(o->command, &orig)) < 0)
+		r.failed = true;
+	set_rt_priority();
+
+	start = now();
+	if (o->duration)
+		deadline = start + o->duration;
+	while (!stop_sig && !r.failed && (!deadline || now() < deadline)) {
+		if (child_changed) {
+			child_changed = 0;
+			if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+				child = 0;
+				break;
+			}
+		}
+		wait_for_records(&r, &orig, deadline);
+		drain_all(&r);
+	}
+
+	if (stop_sig && child > 0)
+		kill(child, stop_sig);
+	if (set_mask && mask != info->mask) {
+		struct ktrace_mask m = { .mask = info->mask };
+
+		if (ioctl(ctl, KTRACE_IOC_SET_MASK, &m) < 0)
+			pr_err("%s: putting the mask back to 0x%x: %s", o->dev,
+			       info->mask, strerror(errno));
+	}
+	drain_all(&r);
+	for (unsigned int i = 0; i < r.nr; i++) {
+		struct cpu_rec *c = &r.cpus[i];
+
+		if (c->fd >= 0)
+			close(c->fd);
+		ret = ktfile_close(&c->file);
+		if (ret < 0) {
+			pr_err("%s: %s", c->path, strerror(-ret));
+			r.failed = true;
+		}
+	}
+	summary(&r, now() - start);
+
+	/* the files are complete: a second ^C may now end ktrace at once */
+	release_signals(&orig);
+	if (child > 0) {
+		pr_debug("waiting for %s (pid %d) to end", o->command[0], (int)child);
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (unsigned int i = 0; i < r.nr; i++)
+		free(r.cpus[i].path);
+	free(r.cpus);
+	free(r.pfds);
+	free(r.buf);
+	if (r.failed)
+		return 1;
+	return o->command ? exit_status(status) : 0;
+}

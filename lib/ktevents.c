@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktevents: names, lookup and decoding of ktrace events, from the table in
+ * <linux/ktrace_events.h>.
+ *
+ * dtrace formats tens of millions of events a second, so the formats are
+ * split once, at load time, into literal pieces and conversions, and the
+ * numbers are written by hand instead of through printf.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ktevents.h"
+#include "util.h"
+
+/* <linux/ktrace_events.h> is a table, read here three ways. */
+#define KTRACE_GROUP(grp)
+#define KTRACE_EVENT(grp, nm, cont, f)					\
+	{ .group = #grp, .name = #nm, .code = KTRACE_##grp##_##nm,	\
+	  .bit = __builtin_ctz(KTRACE_GRP_##grp),				\
+	  .sub = KTRACE_SUB(KTRACE_##grp##_##nm), .nr_cont = (cont), .fmt = f },
+const struct ktev_desc ktev_events[] = {
+#include <linux/ktrace_events.h>
+};
+#undef KTRACE_GROUP
+#undef KTRACE_EVENT
+const unsigned int ktev_nr_events = ARRAY_SIZE(ktev_events);
+
+#define KTRACE_GROUP(grp)	[__builtin_ctz(KTRACE_GRP_##grp)] = #grp,
+#define KTRACE_EVENT(grp, nm, cont, f)
+static const char *const group_names[KTRACE_NR_GROUPS] = {
+#include <linux/ktrace_events.h>
+};
+#undef KTRACE_GROUP
+
+#define KTRACE_GROUP(grp)	| KTRACE_GRP_##grp
+const uint32_t ktev_all_groups = 0
+#include <linux/ktrace_events.h>
+;
+#undef KTRACE_GROUP
+#undef KTRACE_EVENT
+
+/*
+ * A format split into pieces: a literal, then a conversion.  Literals and
+ * names sit in fixed slots padded with spaces, so they are copied whole with
+ * one constant-size copy (the bytes past the end get overwritten next; the
+ * caller's room, KTEV_TEXT_MAX, has the slack).
+ */
+enum conv { CONV_END, CONV_NONE, CONV_U, CONV_D, CONV_X, CONV_LLU, CONV_LLX };
+
+#define SLOT		32
+#define MAX_PIECES	12
+
+struct piece {
+	char lit[SLOT];
+	uint8_t len;
+	uint8_t conv;
+};
+
+struct compiled {
+	struct piece piece[MAX_PIECES];
+	uint8_t nr_pieces;
+	uint8_t name_len;
+	char name[SLOT];		/* "group:name", then spaces */
+};
+
+static const struct ktev_desc *by_code[KTRACE_NR_GROUPS][256];
+static struct compiled compiled[ARRAY_SIZE(ktev_events)];
+
+/* A format or name the table should never have is a bug: abort. */
+__attribute__((noreturn)) static void bad_table(const char *what)
+{
+	fprintf(stderr, "ktevents: bad entry in the event table: \"%s\"\n", what);
+	abort();
+}
+
+static void add_piece(struct compiled *c, const char *fmt, const char *lit,
+		      size_t len, int conv)
+{
+	for (;;) {
+		size_t n = len < SLOT ? len : SLOT;
+		struct piece *pc;
+
+		if (c->nr_pieces == MAX_PIECES)
+			bad_table(fmt);
+		pc = &c->piece[c->nr_pieces++];
+		memset(pc->lit, ' ', SLOT);
+		memcpy(pc->lit, lit, n);
+		pc->len = n;
+		pc->conv = n == len ? conv : CONV_NONE;
+		if (n == len)
+			return;
+		lit += n;
+		len -= n;
+	}
+}
+
+static void compile(struct compiled *c, const char *fmt)
+{
+	const char *lit = fmt, *s = fmt;
+
+	while (*s) {
+		size_t skip = 2;
+		int conv;
+
+		if (*s != '%') {
+			s++;
+			continue;
+		}
+		if (s[1] == '%') {
+			conv = CONV_NONE;	/* the literal takes one '%' */
+		} else if (s[1] == 'u' || s[1] == 'd' || s[1] == 'x') {
+			conv = s[1] == 'u' ? CONV_U : s[1] == 'd' ? CONV_D : CONV_X;
+		} else if (s[1] == 'l' && s[2] == 'l' && (s[3] == 'u' || s[3] == 'x')) {
+			conv = s[3] == 'u' ? CONV_LLU : CONV_LLX;
+			skip = 4;
+		} else {
+			bad_table(fmt);
+		}
+		add_piece(c, fmt, lit, s - lit + (conv == CONV_NONE), conv);
+		s += skip;
+		lit = s;
+	}
+	add_piece(c, fmt, lit, s - lit, CONV_END);
+}
+
+__attribute__((constructor)) static void ktev_init(void)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(ktev_events); i++) {
+		const struct ktev_desc *d = &ktev_events[i];
+		struct compiled *c = &compiled[i];
+		char name[KTEV_NAME_MAX];
+		size_t len = snprintf(name, sizeof(name), "%s:%s", d->group, d->name);
+
+		if (len > SLOT)
+			bad_table(name);
+		by_code[d->bit][d->sub] = d;
+		compile(c, d->fmt);
+		memset(c->name, ' ', SLOT);
+		memcpy(c->name, name, len);
+		c->name_len = len;
+	}
+}
+
+int ktev_group_bit(const char *name)
+{
+	for (unsigned int bit = 0; bit < KTRACE_NR_GROUPS; bit++)
+		if (group_names[bit] && !strcmp(group_names[bit], name))
+			return bit;
+	return -1;
+}
+
+const char *ktev_group_name(unsigned int bit)
+{
+	return bit < KTRACE_NR_GROUPS ? group_names[bit] : NULL;
+}
+
+const struct ktev_desc *ktev_lookup(uint32_t code)
+{
+	uint32_t grp = code & KTRACE_GROUP_MASK;
+
+	if (!grp || (grp & (grp - 1)) || (code & (KTRACE_EVT_CONT | KTRACE_EVT_END)))
+		return NULL;
+	return by_code[__builtin_ctz(grp)][KTRACE_SUB(code)];
+}
+
+/* ---- numbers -------------------------------------------------------------- */
+
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static const char spaces[SLOT + 1] = "                                ";
+static const char hex_digits[] = "0123456789abcdef";
+
+static inline __attribute__((always_inline)) unsigned int nr_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull,
+	};
+	/* log10 from log2 (1233 / 4096 ~ log10(2)), then one correction */
+	unsigned int t = (64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+
+	return t + (v >= pow10[t]) + !v;
+}
+
+/*
+ * The @n digits of @v.  Below 10^8 without divisions or branches: y holds
+ * v / 10^6 in 32.32 fixed point, rounded up by less than 2^32 / 10^6, so
+ * the integer part is the first two of eight digits and each multiplication
+ * of the fraction by 100 brings the next two into it exactly (checked for
+ * every value by tests/host/dtrace-format-test.c); then the last @n of the
+ * eight are copied.  Below 10^4 the same with four digits; larger values
+ * go two digits at a time from the right.
+ */
+static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t v,
+							       unsigned int n)
+{
+	char *end = p + n;
+
+	if (v < 10000) {
+		uint64_t y = (v * ((1ull << 48) / 100 + 1) >> 16) + 1;
+		char four[8];
+
+		memcpy(four, digit_pairs + 2 * (y >> 32), 2);
+		y = (uint64_t)(uint32_t)y * 100;
+		memcpy(four + 2, digit_pairs + 2 * (y >> 32), 2);
+		memcpy(p, four + 4 - n, 4);
+		return end;
+	}
+	if (v < 100000000) {
+		uint64_t y = (v * ((1ull << 48) / 1000000 + 1) >> 16) + 1;
+		char eight[16];
+
+		memcpy(eight, digit_pairs + 2 * (y >> 32), 2);
+		y = (uint64_t)(uint32_t)y * 100;
+		memcpy(eight + 2, digit_pairs + 2 * (y >> 32), 2);
+		y = (uint64_t)(uint32_t)y * 100;
+		memcpy(eight + 4, digit_pairs + 2 * (y >> 32), 2);
+		y = (uint64_t)(uint32_t)y * 100;
+		memcpy(eight + 6, digit_pairs + 2 * (y >> 32), 2);
+		memcpy(p, eight + 8 - n, 8);
+		return end;
+	}
+	while (v >= 100) {
+		unsigned int r = v % 100;
+
+		v /= 100;
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(end - 2, digit_pairs + 2 * v, 2);
+	else
+		end[-1] = '0' + v;
+	return p + n;
+}
+
+char *ktev_put_u64(char *p, uint64_t v)
+{
+	return put_digits(p, v, nr_digits(v));
+}
+
+static char *pad_to(char *p, unsigned int len, unsigned int width)
+{
+	if (len >= width)
+		return p;
+	if (width - len <= SLOT)
+		memcpy(p, spaces, SLOT);
+	else
+		memset(p, ' ', width - len);
+	return p + width - len;
+}
+
+char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width)
+{
+	unsigned int n = nr_digits(v);
+
+	return put_digits(pad_to(p, n, width), v, n);
+}
+
+char *ktev_put_hex(char *p, uint64_t v)
+{
+	int n = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
+
+	for (int i = n - 1; i >= 0; i--, v >>= 4)
+		p[i] = hex_digits[v & 15];
+	return p + n;
+}
+
+static char *put_str(char *p, const char *s, size_t len)
+{
+	memcpy(p, s, len);
+	return p + len;
+}
+
+/* ---- names and text ------------------------------------------------------- */
+
+char *ktev_put_name(char *p, uint32_t code, unsigned int width)
+{
+	const struct ktev_desc *d = ktev_lookup(code);
+	uint32_t grp = code & KTRACE_GROUP_MASK;
+	char *start = p;
+
+	if (d && width <= SLOT) {
+		const struct compiled *c = &compiled[d - ktev_events];
+
+		memcpy(p, c->name, SLOT);
+		return p + (c->name_len > width ? c->name_len : width);
+	}
+	if (d) {
+		p = put_str(p, d->group, strlen(d->group));
+		*p++ = ':';
+		p = put_str(p, d->name, strlen(d->name));
+		return pad_to(p, p - start, width);
+	}
+	if (!grp) {
+		p = put_str(p, KTEV_META_NAME, strlen(KTEV_META_NAME));
+	} else if (!(grp & (grp - 1)) && group_names[__builtin_ctz(grp)]) {
+		const char *g = group_names[__builtin_ctz(grp)];
+
+		p = put_str(p, g, strlen(g));
+	} else {
+		p = put_str(p, "0x", 2);
+		p = ktev_put_hex(p, grp);
+	}
+	*p++ = ':';
+	if (code == KTRACE_META_LOST)
+		p = put_str(p, "lost", 4);
+	else
+		p = ktev_put_u64(p, KTRACE_SUB(code));
+	return pad_to(p, p - start, width);
+}
+
+static char *put_generic(char *p, uint32_t code, const uint32_t *args,
+			 unsigned int nr_args)
+{
+	p = put_str(p, "event 0x", 8);
+	for (int i = 7; i >= 0; i--)
+		*p++ = hex_digits[(code >> (4 * i)) & 15];
+	p = put_str(p, " args", 5);
+	for (unsigned int i = 0; i < nr_args; i++) {
+		p = put_str(p, " 0x", 3);
+		p = ktev_put_hex(p, args[i]);
+	}
+	return p;
+}
+
+char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
+		    unsigned int nr_args)
+{
+	const struct ktev_desc *d = ktev_lookup(code);
+	const struct compiled *c;
+	unsigned int a = 0;
+
+	if (!d) {
+		if (code == KTRACE_META_LOST && nr_args >= 2) {
+			p = ktev_put_u64(p, args[0] | (uint64_t)args[1] << 32);
+			return put_str(p, " records lost", 13);
+		}
+		return put_generic(p, code, args, nr_args);
+	}
+	c = &compiled[d - ktev_events];
+	for (const struct piece *pc = c->piece; ; pc++) {
+		unsigned int need = pc->conv >= CONV_LLU ? 2 : 1;
+		uint64_t v;
+
+		memcpy(p, pc->lit, SLOT);
+		p += pc->len;
+		if (pc->conv == CONV_END)
+			return p;
+		if (pc->conv == CONV_NONE)
+			continue;
+		if (a + need > nr_args) {
+			*p++ = '?';
+			a += need;
+			continue;
+		}
+		v = args[a];
+		if (need == 2)
+			v |= (uint64_t)args[a + 1] << 32;
+		a += need;
+		switch (pc->conv) {
+		case CONV_D:
+			if ((int32_t)v < 0) {
+				*p++ = '-';
+				v = -(int64_t)(int32_t)v;
+			}
+			/* fall through */
+		case CONV_U:
+		case CONV_LLU:
+			p = ktev_put_u64(p, v);
+			break;
+		default:
+			p = ktev_put_hex(p, v);
+			break;
+		}
+	}
+}
+
+/* ---- command-line syntax -------------------------------------------------- */
+
+/* Bits of one mask item (a name, "all" or a number); -1 if it is none. */
+static int64_t mask_item(const char *item)
+{
+	unsigned long long v;
+	char *end;
+	int bit;
+
+	if (!strcmp(item, "all"))
+		return ktev_all_groups;
+	bit = ktev_group_bit(item);
+	if (bit >= 0)
+		return 1u << bit;
+	if (*item < '0' || *item > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(item, &end, 0);
+	if (*end || errno || v > KTRACE_GROUP_MASK)
+		return -1;
+	return v;
+}
+
+int ktev_parse_mask(const char *s, uint32_t base, uint32_t *mask)
+{
+	uint32_t m = 0;
+	bool first = true;
+	const char *p = s;
+
+	do {
+		size_t len = strcspn(p, ",");
+		char item[32], op = 0;
+		int64_t bits;
+
+		if (*p == '+' || *p == '-') {
+			op = *p++;
+			len--;
+		}
+		if (!len || len >= sizeof(item)) {
+			pr_err("bad group mask '%s': empty or overlong item", s);
+			return -1;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		bits = mask_item(item);
+		if (bits < 0) {
+			if (*item >= '0' && *item <= '9')
+				pr_err("bad group mask '%s': '%s' is not a mask of bits 0-%d",
+				       s, item, KTRACE_NR_GROUPS - 1);
+			else
+				pr_err("bad group mask '%s': no group '%s' (%s -l lists them)",
+				       s, item, progname);
+			return -1;
+		}
+		if (first)
+			m = op ? base : 0;
+		first = false;
+		if (op == '-')
+			m &= ~(uint32_t)bits;
+		else
+			m |= bits;
+		p += len;
+	} while (*p++ == ',');
+	*mask = m;
+	return 0;
+}
+
+static bool parse_ulong(const char **p, unsigned long *v)
+{
+	char *end;
+
+	if (**p < '0' || **p > '9')
+		return false;
+	errno = 0;
+	*v = strtoul(*p, &end, 10);
+	if (errno)
+		return false;
+	*p = end;
+	return true;
+}
+
+int ktev_parse_list(const char *s, uint64_t *bits, unsigned int nbits,
+		    const char *what)
+{
+	const char *p = s;
+
+	memset(bits, 0, (nbits + 63) / 64 * sizeof(*bits));
+	if (!strcmp(s, "all")) {
+		for (unsigned int i = 0; i < nbits; i++)
+			bits[i / 64] |= 1ull << (i % 64);
+		return 0;
+	}
+	do {
+		unsigned long lo, hi;
+
+		if (!parse_ulong(&p, &lo))
+			goto bad;
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (!parse_ulong(&p, &hi) || hi < lo)
+				goto bad;
+		}
+		if (*p && *p != ',')
+			goto bad;
+		if (hi >= nbits) {
+			pr_err("%s %lu out of range (0-%u)", what, hi, nbits - 1);
+			return -1;
+		}
+		for (unsigned long i = lo; i <= hi; i++)
+			bits[i / 64] |= 1ull << (i % 64);
+	} while (*p++ == ',');
+	return 0;
+bad:
+	pr_err("bad %s list '%s' (numbers and ranges: 0-3,6)", what, s);
+	return -1;
+}
+
+void ktev_list(FILE *f)
+{
+	for (unsigned int bit = 0; bit < KTRACE_NR_GROUPS; bit++) {
+		if (!group_names[bit])
+			continue;
+		fprintf(f, "%-10s bit %2u  mask 0x%x\n", group_names[bit], bit, 1u << bit);
+		for (unsigned int i = 0; i < ARRAY_SIZE(ktev_events); i++) {
+			const struct ktev_desc *d = &ktev_events[i];
+
+			if (d->bit == bit)
+				fprintf(f, "  %-10s %3u  %s\n", d->name, d->sub, d->fmt);
+		}
+	}
+	fprintf(f, "%-10s lost markers: \"N records lost\" (always shown)\n",
+		KTEV_META_NAME);
+}

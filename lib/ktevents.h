@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ktevents: the group and event table of <linux/ktrace_events.h> as data, for the
+ * tools: names, lookup by event code, decoding arguments into text, and the
+ * command-line syntax for group masks and number lists.
+ *
+ * Everything here is built from that table; no event is named anywhere
+ * else.  Nothing needs an init call, and every
+ * function may run on several threads at once.
+ *
+ * Text is written with "put" functions: each writes at p, no NUL, and
+ * returns the end of what it wrote.  They may scribble up to KTEV_SLACK
+ * bytes past that end (whole-block copies are faster than exact ones): the
+ * caller provides the room, KTEV_NAME_MAX for a name, KTEV_TEXT_MAX for an
+ * event's text, KTEV_SLACK more than the digits for a number.
+ */
+#ifndef KTEVENTS_H
+#define KTEVENTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/ktrace.h>
+
+/* Most arguments one event can carry: its own two, two per CONT record. */
+#define KTEV_MAX_ARGS	(2 + 2 * 256)
+
+/* Room needed by ktev_put_name() and ktev_put_text(), slack included. */
+#define KTEV_SLACK	64
+#define KTEV_NAME_MAX	(64 + KTEV_SLACK)
+#define KTEV_TEXT_MAX	(64 + 11 * KTEV_MAX_ARGS + KTEV_SLACK)
+
+/* Pseudo group name of meta records (no group bit): "meta:lost". */
+#define KTEV_META_NAME	"meta"
+
+/**
+ * struct ktev_desc - one event of the table
+ * @group:   group name, "sched"
+ * @name:    subevent name, "switch"
+ * @code:    event code (group bit | subevent << 24)
+ * @bit:     group bit number
+ * @sub:     subevent number
+ * @nr_cont: CONT records the kernel writes after the event
+ * @fmt:     printf-like format of the decoded text
+ */
+struct ktev_desc {
+	const char *group;
+	const char *name;
+	uint32_t code;
+	uint8_t bit;
+	uint8_t sub;
+	uint8_t nr_cont;
+	const char *fmt;
+};
+
+/* All events of the table, in its order. */
+extern const struct ktev_desc ktev_events[];
+extern const unsigned int ktev_nr_events;
+
+/* Bits of all groups of the table ("all"). */
+extern const uint32_t ktev_all_groups;
+
+/* Group bit number of @name, -1 if no such group. */
+int ktev_group_bit(const char *name);
+
+/* Name of group bit @bit, NULL if none. */
+const char *ktev_group_name(unsigned int bit);
+
+/* The event of @code (exactly one group bit, no flags), NULL if unknown. */
+const struct ktev_desc *ktev_lookup(uint32_t code);
+
+/*
+ * "group:subevent" of @code: "sched:switch"; a known group with an unknown
+ * subevent "sched:7"; other group bits in hex "0x300:7"; meta records
+ * "meta:lost" or "meta:N".  Padded with spaces to @width.
+ */
+char *ktev_put_name(char *p, uint32_t code, unsigned int width);
+
+/*
+ * Decoded text of @code with its @nr_args arguments (the event's, then its
+ * CONT records'): the table format, "context switch from task 12 to task 57";
+ * an argument the format wants but the record lacks prints "?".  Unknown
+ * events print generically, "event 0x07000001 args 0x1 0x2"; lost markers
+ * "N records lost".
+ */
+char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
+		    unsigned int nr_args);
+
+/* Number formatting used by the above, for the tools' own columns. */
+char *ktev_put_u64(char *p, uint64_t v);
+char *ktev_put_hex(char *p, uint64_t v);	/* "1f", no 0x */
+/* @v right-aligned in @width columns (more if it needs them) */
+char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width);
+
+/*
+ * Parse a group mask: items separated by commas, each a group name, "all"
+ * or a number (0x1f, 12).  An item with a leading '+' adds to the mask, '-'
+ * removes from it; if the first item has neither, the mask starts at 0,
+ * else at @base ("+irq,-net" changes @base).  Returns 0 and sets *mask, or
+ * prints why @s is wrong (pr_err) and returns -1.
+ */
+int ktev_parse_mask(const char *s, uint32_t base, uint32_t *mask);
+
+/*
+ * Parse a list of numbers and ranges, "0-3,6", or "all", into the bitmap
+ * @bits of @nbits bits (cleared first).  @what names the numbers in the
+ * error message ("cpu").  Returns 0, or prints why and returns -1.
+ */
+int ktev_parse_list(const char *s, uint64_t *bits, unsigned int nbits,
+		    const char *what);
+
+static inline int ktev_bit_test(const uint64_t *bits, unsigned long nr)
+{
+	return (bits[nr / 64] >> (nr % 64)) & 1;
+}
+
+/* Print the groups and their events with formats (ktrace -l, dtrace -l). */
+void ktev_list(FILE *f);
+
+#endif /* KTEVENTS_H */

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0
+# lib: libkt, the code the tools and tests share (trace files, event tables,
+# merge, messages).  Included first by the top-level Makefile.
+#
+# Every lib/*.c goes in.  The static tools link the same objects (nothing in
+# them depends on how they are linked) from their own copy of the archive.
+#
+# A fragment adds its tools to `make tools` with TOOLS += path...; the list
+# is expanded after every fragment has been read.
+
+LIB_SRCS	:= $(wildcard lib/*.c)
+LIB_OBJS	:= $(LIB_SRCS:%.c=$(O)/obj/%.o)
+LIB_HDRS	:= $(wildcard lib/*.h) include/uapi/linux/ktrace.h
+LIBKT		:= $(O)/tools/libkt.a
+LIBKT_STATIC	:= $(O)/tools/static/libkt.a
+TOOLS		:=
+
+.SECONDEXPANSION:
+tools: $(LIBKT) $(LIBKT_STATIC) $$(TOOLS)
+
+$(O)/obj/lib/%.o: lib/%.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -c -o $@ $<
+
+$(LIBKT): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIBKT_STATIC): $(LIBKT)
+	@mkdir -p $(@D)
+	cp $< $@

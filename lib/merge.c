@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * merge: k-way merge of trace files by time stamp, over a binary heap.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+#include "util.h"
+
+struct kt_merge {
+	struct ktfile_reader **files;	/* kept files, in the order given */
+	unsigned int nr_files;
+	struct ktfile_reader **heap;	/* files with an event, earliest first */
+	unsigned int nr_heap;
+	bool advance;			/* heap[0]'s event was handed out */
+	bool failed;
+};
+
+static inline bool before(const struct ktfile_reader *a, const struct ktfile_reader *b)
+{
+	return a->ev.tsc < b->ev.tsc || (a->ev.tsc == b->ev.tsc && a->index < b->index);
+}
+
+static void sift_down(struct kt_merge *m, unsigned int i)
+{
+	struct ktfile_reader **heap = m->heap, *f = heap[i];
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= m->nr_heap)
+			break;
+		if (c + 1 < m->nr_heap && before(heap[c + 1], heap[c]))
+			c++;
+		if (!before(heap[c], f))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	heap[i] = f;
+}
+
+/* Same boot and host as the first file, where both tell. */
+static bool same_origin(struct ktfile_reader *f, struct ktfile_reader *first,
+			unsigned int flags)
+{
+	static const struct {
+		const char *what, *means;
+		size_t off;
+	} fields[] = {
+		{ "boot id", "different boots", offsetof(struct ktfile_header, boot_id) },
+		{ "hostname", "different hosts", offsetof(struct ktfile_header, hostname) },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(fields); i++) {
+		const char *a = (const char *)&f->hdr + fields[i].off;
+		const char *b = (const char *)&first->hdr + fields[i].off;
+
+		if (!*a || !*b || !strcmp(a, b))
+			continue;
+		if (flags & KTFILE_FORCE) {
+			pr_warn("%s: offset %zu: %s '%s' differs from %s's '%s': "
+				"merging files from %s, times are not comparable",
+				f->path, fields[i].off, fields[i].what, a, first->path,
+				b, fields[i].means);
+			continue;
+		}
+		pr_err("%s: offset %zu: %s '%s' differs from %s's '%s': "
+		       "files from %s (--force merges them anyway)",
+		       f->path, fields[i].off, fields[i].what, a, first->path, b,
+		       fields[i].means);
+		return false;
+	}
+	return true;
+}
+
+struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
+			       unsigned int flags)
+{
+	struct kt_merge *m = xcalloc(1, sizeof(*m));
+
+	m->files = xcalloc(nr, sizeof(*m->files));
+	m->heap = xcalloc(nr, sizeof(*m->heap));
+	for (unsigned int i = 0; i < nr; i++) {
+		struct ktfile_reader *f = ktfile_open(paths[i], flags);
+
+		if (!f) {
+			if (flags & KTFILE_FORCE) {
+				pr_warn("%s: left out", paths[i]);
+				continue;
+			}
+			goto fail;
+		}
+		f->index = m->nr_files;
+		m->files[m->nr_files++] = f;
+		if (!same_origin(f, m->files[0], flags))
+			goto fail;
+	}
+	for (unsigned int i = 0; i < m->nr_files; i++) {
+		int ret = ktfile_next(m->files[i]);
+
+		if (ret < 0)
+			goto fail;
+		if (ret > 0)
+			m->heap[m->nr_heap++] = m->files[i];
+	}
+	for (unsigned int i = m->nr_heap / 2; i-- > 0; )
+		sift_down(m, i);
+	return m;
+fail:
+	kt_merge_close(m);
+	return NULL;
+}
+
+struct ktfile_reader *kt_merge_next(struct kt_merge *m)
+{
+	if (m->advance) {
+		int ret = ktfile_next(m->heap[0]);
+
+		m->advance = false;
+		if (ret < 0) {
+			m->failed = true;
+			m->nr_heap = 0;
+			return NULL;
+		}
+		if (!ret)
+			m->heap[0] = m->heap[--m->nr_heap];
+		if (m->nr_heap)
+			sift_down(m, 0);
+	}
+	if (!m->nr_heap)
+		return NULL;
+	m->advance = true;
+	return m->heap[0];
+}
+
+bool kt_merge_failed(const struct kt_merge *m)
+{
+	return m->failed;
+}
+
+unsigned int kt_merge_nr_files(const struct kt_merge *m)
+{
+	return m->nr_files;
+}
+
+struct ktfile_reader *kt_merge_file(const struct kt_merge *m, unsigned int i)
+{
+	return i < m->nr_files ? m->files[i] : NULL;
+}
+
+void kt_merge_close(struct kt_merge *m)
+{
+	if (!m)
+		return;
+	for (unsigned int i = 0; i < m->nr_files; i++)
+		ktfile_reader_close(m->files[i]);
+	free(m->files);
+	free(m->heap);
+	free(m);
+}

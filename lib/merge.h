@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * merge: the events of many trace files in time stamp order.
+ *
+ * A k-way merge over the files with a binary heap keyed by (tsc, file
+ * position): ties keep the order of the files as given.  It streams; memory
+ * is one reader (about 100 KiB) per file, whatever the files' sizes.
+ *
+ *	struct kt_merge *m = kt_merge_open(paths, nr, 0);
+ *	struct ktfile_reader *f;
+ *
+ *	while ((f = kt_merge_next(m)))
+ *		use(f->hdr.cpu, &f->ev);
+ *	if (kt_merge_failed(m))
+ *		...;			(the message is out already)
+ *	kt_merge_close(m);
+ */
+#ifndef KT_MERGE_H
+#define KT_MERGE_H
+
+#include <stdbool.h>
+
+#include "ktfile.h"
+
+struct kt_merge;
+
+/*
+ * Open @nr files and check that they belong together: same boot id and
+ * hostname where both files have one.  @flags: KTFILE_FORCE passes to the
+ * readers, and also merges files from different boots or hosts with a
+ * warning and leaves out files with a bad header.  Returns NULL after
+ * printing why.  Each reader's index is its position among the files kept.
+ */
+struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
+			       unsigned int flags);
+
+/*
+ * The reader whose event (its ->ev) is next in time; valid until the next
+ * call.  NULL at the end, or when a file is bad (kt_merge_failed()).
+ */
+struct ktfile_reader *kt_merge_next(struct kt_merge *m);
+
+bool kt_merge_failed(const struct kt_merge *m);
+
+/* The files kept, in the order given: index 0 .. kt_merge_nr_files() - 1. */
+unsigned int kt_merge_nr_files(const struct kt_merge *m);
+struct ktfile_reader *kt_merge_file(const struct kt_merge *m, unsigned int i);
+
+void kt_merge_close(struct kt_merge *m);
+
+#endif /* KT_MERGE_H */

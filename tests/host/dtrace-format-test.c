@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dtrace-format-test: the event text and command-line syntax of lib/ktevents
+ * against known answers; TAP on stdout.  Numbers are checked for every value
+ * below 10^8 (where the fast path is) and around every power of ten.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ktevents.h"
+#include "util.h"
+
+static int nr_tests, nr_failed;
+
+static void ok(int cond, const char *what, const char *got, const char *want)
+{
+	nr_tests++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", nr_tests, what);
+	if (!cond) {
+		nr_failed++;
+		printf("#   got  '%s'\n#   want '%s'\n", got, want);
+	}
+}
+
+static char buf[KTEV_TEXT_MAX + KTEV_NAME_MAX];
+
+static const char *text(uint32_t code, const uint32_t *args, unsigned int nr)
+{
+	*ktev_put_text(buf, code, args, nr) = '\0';
+	return buf;
+}
+
+static const char *name(uint32_t code, unsigned int width)
+{
+	*ktev_put_name(buf, code, width) = '\0';
+	return buf;
+}
+
+static void expect(const char *what, const char *got, const char *want)
+{
+	ok(!strcmp(got, want), what, got, want);
+}
+
+/* Every value below 10^8 against a decimal counter, then edges above. */
+static void test_numbers(void)
+{
+	char want[32] = "0", got[32 + KTEV_SLACK];
+	int len = 1, bad = 0;
+
+	for (uint64_t v = 0; v < 100000000 && !bad; v++) {
+		char *end = ktev_put_u64(got, v);
+
+		if (end - got != len || memcmp(got, want, len)) {
+			*end = '\0';
+			ok(0, "ktev_put_u64 below 10^8", got, want);
+			bad = 1;
+		}
+		for (int i = len - 1; ; i--) {		/* want += 1 */
+			if (i < 0) {
+				memmove(want + 1, want, len++);
+				want[0] = '1';
+				break;
+			}
+			if (want[i] != '9') {
+				want[i]++;
+				break;
+			}
+			want[i] = '0';
+		}
+	}
+	if (!bad)
+		ok(1, "ktev_put_u64: every value below 10^8", NULL, NULL);
+
+	for (uint64_t p = 1; ; p *= 10) {
+		uint64_t vals[] = { p - 1, p, p + 1, p * 3 + 7, UINT64_MAX - p };
+
+		for (unsigned int i = 0; i < ARRAY_SIZE(vals) && !bad; i++) {
+			char w[64];
+
+			*ktev_put_u64(got, vals[i]) = '\0';
+			snprintf(w, sizeof(w), "%" PRIu64, vals[i]);
+			if (strcmp(got, w))
+				bad = 1, ok(0, "ktev_put_u64 near a power of ten", got, w);
+			*ktev_put_u64_width(got, vals[i], 12) = '\0';
+			snprintf(w, sizeof(w), "%12" PRIu64, vals[i]);
+			if (strcmp(got, w))
+				bad = 1, ok(0, "ktev_put_u64_width", got, w);
+			*ktev_put_hex(got, vals[i]) = '\0';
+			snprintf(w, sizeof(w), "%" PRIx64, vals[i]);
+			if (strcmp(got, w))
+				bad = 1, ok(0, "ktev_put_hex", got, w);
+		}
+		if (p > UINT64_MAX / 10)
+			break;
+	}
+	if (!bad)
+		ok(1, "ktev_put_u64, _width, _hex around every power of ten", NULL, NULL);
+}
+
+/*
+ * The oracle for the table's formats: printf on each conversion, "?" for
+ * an argument the event lacks.
+ */
+static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned int nr)
+{
+	unsigned int a = 0;
+
+	for (const char *s = fmt; *s; ) {
+		int ll = s[0] == '%' && s[1] == 'l';
+		char conv = ll ? s[3] : s[1];
+
+		if (*s != '%' || conv == '%') {
+			*out++ = *s;
+			s += *s == '%' ? 2 : 1;
+			continue;
+		}
+		if (a + 1 + ll > nr)
+			out += sprintf(out, "?");
+		else if (ll)
+			out += sprintf(out, conv == 'x' ? "%" PRIx64 : "%" PRIu64,
+				       args[a] | (uint64_t)args[a + 1] << 32);
+		else if (conv == 'd')
+			out += sprintf(out, "%d", (int32_t)args[a]);
+		else
+			out += sprintf(out, conv == 'x' ? "%x" : "%u", args[a]);
+		a += 1 + ll;
+		s += ll ? 4 : 2;
+	}
+	*out = '\0';
+}
+
+static void test_text(void)
+{
+	uint32_t a[6] = { 12, 57, 0x89abcdef, 0x1234, 0, 0 };
+	uint32_t lost[2] = { 7, 1 };
+	uint64_t rng = 1;
+
+	/* every event of the table, every argument kind, and short of CONT records */
+	for (unsigned int i = 0; i < ktev_nr_events; i++) {
+		const struct ktev_desc *d = &ktev_events[i];
+		unsigned int nr = 2 + 2 * d->nr_cont;
+		uint32_t args[KTEV_MAX_ARGS];
+		char want[KTEV_TEXT_MAX], what[80];
+		int bad = 0;
+
+		for (int round = 0; round < 1000 && !bad; round++) {
+			for (unsigned int j = 0; j < nr; j++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				args[j] = round < 3 ? (uint32_t[]){ 0, 1, UINT32_MAX }[round]
+						    : (uint32_t)(rng >> (33 + round % 31));
+			}
+			oracle(want, d->fmt, args, nr);
+			bad = strcmp(text(d->code, args, nr), want);
+		}
+		snprintf(what, sizeof(what), "%s:%s: \"%s\"", d->group, d->name, d->fmt);
+		ok(!bad && ktev_lookup(d->code) == d, what, buf, want);
+		if (d->nr_cont) {
+			oracle(want, d->fmt, args, 2);
+			snprintf(what, sizeof(what), "%s:%s without its CONT records: ?",
+				 d->group, d->name);
+			expect(what, text(d->code, args, 2), want);
+		}
+	}
+	expect("unknown subevent: generic", text(KTRACE_GRP_sched | 7 << KTRACE_SUB_SHIFT, a, 4),
+	       "event 0x07000001 args 0xc 0x39 0x89abcdef 0x1234");
+	expect("lost marker: 64-bit count", text(KTRACE_META_LOST, lost, 2),
+	       "4294967303 records lost");
+	expect("name padded", name(KTRACE_sched_switch, 16), "sched:switch    ");
+	expect("name unknown subevent", name(KTRACE_GRP_irq | 99 << KTRACE_SUB_SHIFT, 0), "irq:99");
+	expect("name several group bits", name(0x300 | 7 << KTRACE_SUB_SHIFT, 0), "0x300:7");
+	expect("name unnamed group bit", name(1u << 20 | 3 << KTRACE_SUB_SHIFT, 0), "0x100000:3");
+	expect("name lost marker", name(KTRACE_META_LOST, 0), "meta:lost");
+	expect("name other meta record", name(5 << KTRACE_SUB_SHIFT, 0), "meta:5");
+	expect("name CONT record", name(KTRACE_EVT_CONT | KTRACE_GRP_sched, 0), "sched:0");
+	ok(ktev_lookup(KTRACE_sched_switch | KTRACE_EVT_END) == NULL,
+	   "a code with END is not the event", "", "");
+}
+
+static void mask(const char *s, uint32_t base, long want)
+{
+	uint32_t m = 0xdeadbeef;
+	int ret = ktev_parse_mask(s, base, &m);
+	char what[80], got[32], w[32];
+
+	snprintf(what, sizeof(what), "mask '%s' from 0x%x", s, base);
+	snprintf(got, sizeof(got), "%d 0x%x", ret, ret ? 0 : m);
+	snprintf(w, sizeof(w), "%d 0x%lx", want < 0 ? -1 : 0, want < 0 ? 0 : want);
+	expect(what, got, w);
+}
+
+static void list(const char *s, unsigned int nbits, const char *want)
+{
+	uint64_t bits[2];
+	char got[130] = "", what[80];
+	int ret = ktev_parse_list(s, bits, nbits, "cpu");
+
+	for (unsigned int i = 0; !ret && i < nbits; i++)
+		strcat(got, ktev_bit_test(bits, i) ? "1" : "0");
+	if (ret)
+		strcpy(got, "error");
+	snprintf(what, sizeof(what), "list '%s'", s);
+	expect(what, got, want);
+}
+
+static void test_syntax(void)
+{
+	mask("sched,fault", 0, KTRACE_GRP_sched | KTRACE_GRP_fault);
+	mask("all", 0, ktev_all_groups);
+	mask("all,-net", 0, ktev_all_groups & ~KTRACE_GRP_net);
+	mask("+irq", KTRACE_GRP_sched, KTRACE_GRP_sched | KTRACE_GRP_irq);
+	mask("-sched", KTRACE_GRP_sched | KTRACE_GRP_irq, KTRACE_GRP_irq);
+	mask("0x5,user", 0, 0x5 | KTRACE_GRP_user);
+	mask("0", 0xff, 0);
+	mask("", 0, -1);
+	mask("bogus", 0, -1);
+	mask("sched,", 0, -1);
+	mask("+", 0, -1);
+	mask("0x400000", 0, -1);
+	mask("12abc", 0, -1);
+	list("0-3,6", 8, "11110010");
+	list("all", 4, "1111");
+	list("5", 8, "00000100");
+	list("3-1", 8, "error");
+	list("1,", 8, "error");
+	list("x", 8, "error");
+	list("8", 8, "error");
+	list("-1", 8, "error");
+	ok(ktev_group_bit("workqueue") == 17 && !strcmp(ktev_group_name(0), "sched") &&
+	   ktev_group_bit("nope") == -1 && !ktev_group_name(21) && !ktev_group_name(99),
+	   "group names and bits", "", "");
+}
+
+int main(int argc, char **argv)
+{
+	util_set_progname(argv[0]);
+	verbose = -1;
+	test_numbers();
+	test_text();
+	test_syntax();
+	printf("1..%d\n", nr_tests);
+	return nr_failed != 0;
+}

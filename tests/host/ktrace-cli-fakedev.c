@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktrace-cli-fakedev: a stand-in for /dev/ktrace, preloaded (LD_PRELOAD)
+ * into the dynamic ktrace by tests/host/40-ktrace-cli.sh, so the recording
+ * path (attach, ppoll, drain, lost reports, mask restore, files, disk full)
+ * is tested on a host without the patched kernel.
+ *
+ * It answers for the path in $KTFAKE_PATH (give ktrace the same path in
+ * $KTRACE_DEV) with the device semantics ktrace relies on: the ioctls of
+ * <linux/ktrace.h>, one reader per CPU (EBUSY), read() of whole records
+ * only (EINVAL below 24 bytes, EAGAIN when empty and O_NONBLOCK), POLLIN
+ * when records wait.  While the mask is set, each CPU writes $KTFAKE_RATE
+ * records a second into a buffer of the set size; what does not fit is
+ * counted lost and a KTRACE_META_LOST marker is written.
+ *
+ *   KTFAKE_STATE    file keeping "mask buf_records" between runs (required)
+ *   KTFAKE_CPUS     nr_cpu_ids (4)     KTFAKE_OFFLINE  an offline CPU
+ *   KTFAKE_BUSY     a CPU that has another reader
+ *   KTFAKE_RATE     records per second per CPU (1000)
+ *   KTFAKE_EACCES   set: open fails with EACCES (not root)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/ktrace.h>
+
+#define MAX_CPUS	64
+#define MAX_FDS		1024
+
+struct fake_cpu {
+	double on_seconds;	/* time the mask was set, up to on_since */
+	uint64_t written, lost, read;
+	uint64_t marker;	/* lost count a META_LOST record still owes */
+	uint64_t lost_told;	/* lost records the markers told of */
+	bool attached;
+};
+
+static struct fake_cpu cpus[MAX_CPUS];
+static int fake_fd[MAX_FDS];	/* 0: not ours; 1: ours; 2 + cpu: attached */
+static uint32_t mask, buf_records = 4096;
+static double on_since;		/* when the mask was set, 0 while off */
+static unsigned int nr_cpus = 4;
+static int offline_cpu = -1, busy_cpu = -1;
+static double rate = 1000;
+static bool loaded;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int env_int(const char *name, int dflt)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? atoi(s) : dflt;
+}
+
+static void load(void)
+{
+	const char *state = getenv("KTFAKE_STATE");
+	FILE *f;
+
+	if (loaded)
+		return;
+	loaded = true;
+	nr_cpus = env_int("KTFAKE_CPUS", 4);
+	if (nr_cpus > MAX_CPUS)
+		nr_cpus = MAX_CPUS;
+	offline_cpu = env_int("KTFAKE_OFFLINE", -1);
+	busy_cpu = env_int("KTFAKE_BUSY", -1);
+	rate = env_int("KTFAKE_RATE", 1000);
+	if (state && (f = fopen(state, "r"))) {
+		if (fscanf(f, "%x %u", &mask, &buf_records) != 2)
+			mask = 0, buf_records = 4096;
+		fclose(f);
+	}
+	if (mask)
+		on_since = now();
+}
+
+static void save(void)
+{
+	const char *state = getenv("KTFAKE_STATE");
+	FILE *f = state ? fopen(state, "w") : NULL;
+
+	if (f) {
+		fprintf(f, "%x %u\n", mask, buf_records);
+		fclose(f);
+	}
+}
+
+/* Bring a CPU's buffer up to now: what the rate owes, as far as it fits. */
+static void produce(struct fake_cpu *c)
+{
+	double on = c->on_seconds + (on_since ? now() - on_since : 0);
+	uint64_t due = (uint64_t)(on * rate), have = c->written + c->lost;
+	uint64_t room = buf_records - (c->written - c->read);
+
+	if (due <= have)
+		return;
+	if (due - have > room) {
+		c->lost += due - have - room;
+		c->marker += due - have - room;
+		c->written += room;
+	} else {
+		c->written += due - have;
+	}
+}
+
+static void set_mask(uint32_t m)
+{
+	for (unsigned int n = 0; n < nr_cpus; n++) {
+		produce(&cpus[n]);
+		if (on_since)
+			cpus[n].on_seconds += now() - on_since;
+	}
+	mask = m;
+	on_since = m ? now() : 0;
+	save();
+}
+
+static bool is_fake_path(const char *path)
+{
+	const char *fake = getenv("KTFAKE_PATH");
+
+	return fake && path && !strcmp(path, fake);
+}
+
+static int fake(int fd)
+{
+	return fd >= 0 && fd < MAX_FDS ? fake_fd[fd] : 0;
+}
+
+static int fake_open(const char *path, int flags, mode_t mode,
+		     int (*real)(const char *, int, ...))
+{
+	int fd;
+
+	if (!is_fake_path(path))
+		return real(path, flags, mode);
+	load();
+	if (getenv("KTFAKE_EACCES")) {
+		errno = EACCES;
+		return -1;
+	}
+	fd = real("/dev/null", flags & (O_NONBLOCK | O_CLOEXEC | O_RDWR));
+	if (fd >= 0 && fd < MAX_FDS)
+		fake_fd[fd] = 1;
+	return fd;
+}
+
+#define OPEN_WRAPPER(name)						\
+int name(const char *path, int flags, ...)				\
+{									\
+	static int (*real)(const char *, int, ...);			\
+	mode_t mode = 0;						\
+	va_list ap;							\
+									\
+	if (!real)							\
+		real = dlsym(RTLD_NEXT, #name);				\
+	va_start(ap, flags);						\
+	if (flags & (O_CREAT | __O_TMPFILE))				\
+		mode = va_arg(ap, mode_t);				\
+	va_end(ap);							\
+	return fake_open(path, flags, mode, real);			\
+}
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
+
+int close(int fd)
+{
+	static int (*real)(int);
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "close");
+	if (fake(fd) >= 2)
+		cpus[fake(fd) - 2].attached = false;
+	if (fd >= 0 && fd < MAX_FDS)
+		fake_fd[fd] = 0;
+	return real(fd);
+}
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static int fake_ioctl(int fd, unsigned long req, void *arg)
+{
+	switch (req) {
+	case KTRACE_IOC_INFO: {
+		struct ktrace_info *info = arg;
+
+		memset(info, 0, sizeof(*info));
+		info->version = KTRACE_ABI_VERSION;
+		info->record_size = sizeof(struct ktrace_record);
+		info->nr_cpu_ids = nr_cpus;
+		info->flags = KTRACE_INFO_TSC_INVARIANT;
+		info->tsc_khz = 1000000;	/* "tsc" below counts ns */
+		info->mask = mask;
+		info->buf_records = buf_records;
+		return 0;
+	}
+	case KTRACE_IOC_SET_MASK: {
+		struct ktrace_mask *m = arg;
+
+		if (m->reserved || (m->mask & ~KTRACE_GROUP_MASK))
+			return fail(EINVAL);
+		set_mask(m->mask);
+		return 0;
+	}
+	case KTRACE_IOC_CPU_STATS: {
+		struct ktrace_cpu_stats *st = arg;
+		unsigned int cpu = st->cpu;
+
+		if (cpu >= nr_cpus || st->reserved[0] || st->reserved[1])
+			return fail(EINVAL);
+		produce(&cpus[cpu]);
+		memset(st, 0, sizeof(*st));
+		st->cpu = cpu;
+		st->flags = ((int)cpu != offline_cpu ? KTRACE_CPU_ONLINE : 0) |
+			    (cpus[cpu].attached || (int)cpu == busy_cpu ? KTRACE_CPU_READER : 0);
+		st->written = cpus[cpu].written;
+		st->lost = cpus[cpu].lost;
+		st->read = cpus[cpu].read;
+		st->buf_records = buf_records;
+		return 0;
+	}
+	case KTRACE_IOC_SET_BUF_SIZE: {
+		struct ktrace_buf_size *bs = arg;
+		uint32_t n = KTRACE_BUF_MIN;
+
+		if (bs->reserved || bs->records < KTRACE_BUF_MIN || bs->records > KTRACE_BUF_MAX)
+			return fail(EINVAL);
+		if (mask)
+			return fail(EBUSY);
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			if (cpus[c].attached)
+				return fail(EBUSY);
+		while (n < bs->records)
+			n *= 2;
+		buf_records = n;
+		memset(cpus, 0, sizeof(cpus));
+		save();
+		return 0;
+	}
+	case KTRACE_IOC_ATTACH_CPU: {
+		struct ktrace_attach *at = arg;
+
+		if (at->reserved || at->cpu >= nr_cpus || fake(fd) >= 2)
+			return fail(EINVAL);
+		if ((int)at->cpu == offline_cpu)
+			return fail(ENODEV);
+		if (cpus[at->cpu].attached || (int)at->cpu == busy_cpu)
+			return fail(EBUSY);
+		cpus[at->cpu].attached = true;
+		fake_fd[fd] = 2 + at->cpu;
+		return 0;
+	}
+	}
+	return fail(ENOTTY);
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	static int (*real)(int, unsigned long, ...);
+	void *arg;
+	va_list ap;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "ioctl");
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fake(fd) ? fake_ioctl(fd, req, arg) : real(fd, req, arg);
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	static ssize_t (*real)(int, void *, size_t);
+	struct ktrace_record *rec = buf;
+	struct fake_cpu *c;
+	size_t max = n / sizeof(*rec), got = 0;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "read");
+	if (!fake(fd))
+		return real(fd, buf, n);
+	if (fake(fd) < 2 || !max)
+		return fail(EINVAL);
+	c = &cpus[fake(fd) - 2];
+	produce(c);
+	/* "tsc" counts ns at the rate; lost records took their time too */
+	while (got < max && c->read < c->written) {
+		rec[got++] = (struct ktrace_record){
+			.tsc = (c->read + c->lost_told) * (uint64_t)(1e9 / rate),
+			.event = KTRACE_sched_switch, .tid = 100 + fake(fd),
+			.arg1 = (uint32_t)c->read, .arg2 = fake(fd) - 2 };
+		c->read++;
+	}
+	if (got < max && c->marker) {
+		rec[got++] = (struct ktrace_record){ .event = KTRACE_META_LOST,
+			.tsc = (c->read + c->lost_told) * (uint64_t)(1e9 / rate),
+			.arg1 = (uint32_t)c->marker, .arg2 = c->marker >> 32 };
+		c->lost_told += c->marker;
+		c->marker = 0;
+	}
+	if (!got)
+		return fail(EAGAIN);
+	return got * sizeof(*rec);
+}
+
+static bool records_wait(int fd)
+{
+	struct fake_cpu *c = &cpus[fake(fd) - 2];
+
+	produce(c);
+	return c->read < c->written || c->marker;
+}
+
+int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+	  const sigset_t *sigmask)
+{
+	static int (*real)(struct pollfd *, nfds_t, const struct timespec *,
+			   const sigset_t *);
+	double end = timeout ? now() + timeout->tv_sec + timeout->tv_nsec / 1e9 : 0;
+	struct timespec tick = { 0, 5 * 1000 * 1000 };
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "ppoll");
+	if (!nfds || !fake(fds[0].fd))
+		return real(fds, nfds, timeout, sigmask);
+	for (;;) {
+		int ready = 0;
+
+		for (nfds_t i = 0; i < nfds; i++) {
+			fds[i].revents = fake(fds[i].fd) >= 2 && records_wait(fds[i].fd) ?
+					 POLLIN : 0;
+			ready += !!fds[i].revents;
+		}
+		if (ready || (timeout && now() >= end))
+			return ready;
+		if (real(NULL, 0, &tick, sigmask) < 0)
+			return -1;
+	}
+}
