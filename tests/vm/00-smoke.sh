@@ -9,7 +9,7 @@ check() {
 }
 check "/proc/stat has ctxt and processes" "grep -q '^ctxt ' /proc/stat && grep -q '^processes ' /proc/stat"
 check "/proc/vmstat has pgfault" "grep -q '^pgfault ' /proc/vmstat"
-check "/proc/interrupts and /proc/softirqs exist" "[ -s /proc/interrupts ] && [ -s /proc/softirqs ]"
+check "/proc/interrupts and /proc/softirqs exist" "grep -q CPU0 /proc/interrupts && grep -q CPU0 /proc/softirqs"
 check "4 CPUs online" "[ \"\$(cat /sys/devices/system/cpu/online)\" = 0-3 ]"
 check "tracefs has events/sched/sched_switch" "[ -d /sys/kernel/tracing/events/sched/sched_switch ]"
 check "tracepoint benchmark event exists" "[ -d /sys/kernel/tracing/events/benchmark ]"

@@ -10,12 +10,14 @@
 #include "ktest.h"
 
 #define WINDOW_MAX_CPUS	64
+#define WINDOW_MAX_MARKS	64
 
 struct window {
 	int fd, nr_cpus, rfd[WINDOW_MAX_CPUS];
 	struct ktrace_record *recs[WINDOW_MAX_CPUS];
 	size_t nr[WINDOW_MAX_CPUS], cap[WINDOW_MAX_CPUS];
 	uint64_t tsc_begin, tsc_end, lost;
+	uint64_t mark[WINDOW_MAX_MARKS];	/* tsc of marker n, 0 if missing */
 };
 
 static inline void window_open(struct window *w, uint32_t buf_records)
@@ -43,23 +45,41 @@ static inline void window_marker(struct window *w, uint32_t which)
 		bail("marker");
 }
 
-/* Drain every CPU and find the two markers; tracing must be off. */
+/*
+ * Drain every CPU and find the markers; tracing must be off.  Markers 1 and
+ * 2 bound the window; the others are the test's own.
+ */
 static inline void window_collect(struct window *w)
 {
-	w->tsc_begin = w->tsc_end = 0;
 	w->lost = 0;
+	memset(w->mark, 0, sizeof(w->mark));
 	for (int cpu = 0; cpu < w->nr_cpus; cpu++) {
 		w->nr[cpu] = kt_drain(w->rfd[cpu], &w->recs[cpu], &w->cap[cpu], 0);
 		for (size_t i = 0; i < w->nr[cpu]; i++) {
 			struct ktrace_record *r = &w->recs[cpu][i];
 
 			if (r->event == KTRACE_CODE(KTRACE_GRP_user, 200) &&
-			    r->arg1 == 0x6b74776e)
-				*(r->arg2 == 1 ? &w->tsc_begin : &w->tsc_end) = r->tsc;
+			    r->arg1 == 0x6b74776e && r->arg2 < WINDOW_MAX_MARKS)
+				w->mark[r->arg2] = r->tsc;
 			if (r->event == KTRACE_META_LOST)
 				w->lost += r->arg1 | (uint64_t)r->arg2 << 32;
 		}
 	}
+	w->tsc_begin = w->mark[1];
+	w->tsc_end = w->mark[2];
+}
+
+/* Records of event @code (group bits and subevent) between two tsc values. */
+static inline uint64_t window_count(const struct window *w, uint32_t code,
+				    uint64_t after, uint64_t before)
+{
+	uint64_t n = 0;
+
+	for (int cpu = 0; cpu < w->nr_cpus; cpu++)
+		for (size_t i = 0; i < w->nr[cpu]; i++)
+			n += w->recs[cpu][i].event == code &&
+			     w->recs[cpu][i].tsc > after && w->recs[cpu][i].tsc < before;
+	return n;
 }
 
 /* Call @fn on every record of the window, continuation records excluded. */
