@@ -64,6 +64,7 @@ struct dtrace {
 	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */
+	const char *output;	/* -o, NULL for standard output */
 	/* state */
 	struct kt_merge *merge;
 	struct dtrace_file *files;
@@ -83,18 +84,23 @@ struct dtrace_event {
  * after the last one.  A format that is @parallel may run event() on
  * several threads at once (each with its own @o, in batches whose output
  * the pipeline puts in order): it must keep no state between events, and
- * write at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes for an event.
+ * write at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes for an event.  A
+ * format that is @to_dir writes files of its own in the directory -o names
+ * (dt->output): @o is standard output then.
  */
 struct dtrace_format {
 	void (*event)(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
 	void (*end)(struct dtrace *dt, struct outbuf *o);
 	bool parallel;
+	bool to_dir;
 };
 
 #define DTRACE_LINE_BOUND(nr_args)	(256 + 24 * (nr_args))
 
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */
+extern const struct dtrace_format dtrace_ctf;		/* ctf.c */
+extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c */
 
 /*
  * pipeline.c: parallel formats run on @workers threads while the main

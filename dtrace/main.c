@@ -29,6 +29,7 @@ enum {
 	OPT_CALLGRAPH,
 	OPT_FLAT,
 	OPT_SITES,
+	OPT_FORMAT,
 };
 
 /* The one options table: getopt's tables and --help are made from it. */
@@ -55,6 +56,8 @@ static const struct {
 	  "per function: calls, total and self time" },
 	{ { "sites",    no_argument,       NULL, OPT_SITES }, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
+	{ { "format",   required_argument, NULL, OPT_FORMAT }, "FMT",
+	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON)" },
 	{ { "tsc",      no_argument,       NULL, OPT_TSC }, NULL, "raw time stamps" },
 	{ { "absolute", no_argument,       NULL, OPT_ABSOLUTE }, NULL,
 	  "wall clock time (local) from the files' reference" },
@@ -157,6 +160,21 @@ static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
 	return bits;
 }
 
+static const struct dtrace_format *parse_format(const char *s)
+{
+	static const struct {
+		const char *name;
+		const struct dtrace_format *fmt;
+	} formats[] = {
+		{ "text", &dtrace_text }, { "ctf", &dtrace_ctf }, { "perfetto", &dtrace_perfetto },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(formats); i++)
+		if (!strcmp(s, formats[i].name))
+			return formats[i].fmt;
+	usage_error("unknown format '%s' (text, ctf, perfetto)", s);
+}
+
 static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			  const char **output, unsigned int *flags, unsigned int *jobs,
 			  int argc, char **argv)
@@ -208,6 +226,9 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_SITES:
 			calls_with_sites = true;
 			break;
+		case OPT_FORMAT:
+			*fmt = parse_format(optarg);
+			break;
 		case OPT_TSC:
 			dt->tsc = true;
 			break;
@@ -246,6 +267,8 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		usage_error("--tsc and --absolute do not go together");
 	if (dt->to_ns < dt->from_ns)
 		usage_error("--to is before --from");
+	if ((*fmt)->to_dir && !*output)
+		usage_error("--format=ctf writes a directory: give it with -o DIR");
 	/* the calls are what these show: -e picks the other events */
 	if (*fmt == &dtrace_calltree || *fmt == &dtrace_callgraph || *fmt == &dtrace_flat)
 		dt->mask |= KTRACE_GRP_func;
@@ -355,7 +378,8 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
-	out_open(&dt.out, output);
+	dt.output = output;
+	out_open(&dt.out, fmt->to_dir ? NULL : output);
 	ret = run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	kt_merge_close(dt.merge);

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctf: --format=ctf -o DIR writes the events as a CTF 1.8 trace, for
+ * babeltrace2, Trace Compass and the other tools that read CTF.
+ *
+ *   DIR/metadata    TSDL: the trace, the clock, two stream classes (CPU,
+ *                   user thread) and an event class per entry of the event
+ *                   table, in each stream class
+ *   DIR/cpuN        one stream per CPU file ...
+ *   DIR/tidN        ... and per user thread file, made of packets
+ *
+ * Time stamps stay the raw TSC: the clock ktrace_tsc runs at the reference
+ * file's tsc_hz (the first CPU file, else the first file) and its offset
+ * puts that file's reference TSC at its CLOCK_REALTIME reference, so tools
+ * show wall clock time.  The fields of an event are named from its format
+ * (fields.h); an event the table does not know, or one with another number
+ * of arguments than the table's, is an "unknown" event with its code and
+ * all its arguments.  Lost records are a "meta:lost" event with the count,
+ * and the packet that ends with it has them in events_discarded (the
+ * number lost so far in the stream), which readers report as discarded
+ * events.
+ *
+ * Memory is one packet per stream; packets go out as they fill.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dtrace.h"
+#include "fields.h"
+#include "util.h"
+
+#define CTF_MAGIC	0xc1fc1fc1u
+#define PACKET_BYTES	(64 * 1024)	/* a packet ends after this much */
+/* the largest event: header, context, code, count and every argument */
+#define EVENT_MAX	(4 + 8 + 4 + 8 + 4 * KTEV_MAX_ARGS)
+/* packet header and context, as the metadata declares them (byte-aligned) */
+#define HEADER_LEN	32
+#define CONTEXT_LEN(user)	((user) ? 48 : 44)
+
+/* Event class ids, the same in both stream classes. */
+enum { ID_LOST, ID_UNKNOWN, ID_TABLE };
+
+struct ctf_stream {
+	int fd;			/* -1: the file is not exported (-c) */
+	char name[32];
+	bool user;
+	uint32_t cpu, pid, tid;
+	char *buf;		/* the packet being filled */
+	size_t len;		/* bytes in buf, header and context included */
+	uint64_t begin, end;	/* its time stamps */
+	uint64_t discarded;	/* lost records so far */
+	uint64_t packets;	/* written */
+};
+
+static struct {
+	const char *dir;
+	struct ctf_stream *streams;	/* by file index */
+	unsigned int nr;
+	uint8_t uuid[16];
+} ctf;
+
+static char *put32(char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+static char *put64(char *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+/* The same files give the same trace: the uuid is a hash of their headers. */
+static void make_uuid(struct dtrace *dt)
+{
+	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+
+	for (unsigned int i = 0; i < ctf.nr; i++) {
+		const uint8_t *b = (const void *)&kt_merge_file(dt->merge, i)->hdr;
+
+		for (size_t j = 0; j < sizeof(struct ktfile_header); j++)
+			for (int k = 0; k < 2; k++)
+				h[k] = (h[k] ^ b[j]) * 0x100000001b3ull;
+	}
+	memcpy(ctf.uuid, h, sizeof(ctf.uuid));
+	ctf.uuid[6] = (ctf.uuid[6] & 0x0f) | 0x40;	/* version 4 ... */
+	ctf.uuid[8] = (ctf.uuid[8] & 0x3f) | 0x80;	/* ... RFC 4122 variant */
+}
+
+static void put_uuid(FILE *f, const uint8_t *u)
+{
+	for (int i = 0; i < 16; i++)
+		fprintf(f, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", u[i]);
+}
+
+/* A header string as a TSDL string literal: printable ASCII, escaped. */
+static void put_string(FILE *f, const char *s, size_t size)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < size && s[i]; i++) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\')
+			fputc('\\', f);
+		fputc(c >= ' ' && c < 0x7f ? c : '?', f);
+	}
+	fputc('"', f);
+}
+
+static const char *const type_names[] = {
+	[FIELD_U32] = "uint32_t", [FIELD_S32] = "int32_t", [FIELD_X32] = "xint32_t",
+	[FIELD_U64] = "uint64_t", [FIELD_X64] = "xint64_t",
+};
+
+/* The event classes of stream class @sid. */
+static void put_events(FILE *f, unsigned int sid)
+{
+	fprintf(f, "event {\n\tname = \"%s:lost\";\n\tid = %u;\n\tstream_id = %u;\n"
+		"\tfields := struct {\n\t\tuint64_t _count;\n\t};\n};\n\n",
+		KTEV_META_NAME, ID_LOST, sid);
+	fprintf(f, "event {\n\tname = \"unknown\";\n\tid = %u;\n\tstream_id = %u;\n"
+		"\tfields := struct {\n\t\txint32_t _code;\n\t\tuint32_t _nr_args;\n"
+		"\t\txint32_t _args[_nr_args];\n\t};\n};\n\n", ID_UNKNOWN, sid);
+	for (unsigned int i = 0; i < ktev_nr_events; i++) {
+		const struct ktev_desc *d = &ktev_events[i];
+		const struct fields *fs = fields_of(d);
+
+		fprintf(f, "event {\n\tname = \"%s:%s\";\n\tid = %u;\n\tstream_id = %u;\n"
+			"\tfields := struct {\n", d->group, d->name, ID_TABLE + i, sid);
+		/* '_' escapes a name that is a TSDL keyword; readers take it off */
+		for (unsigned int j = 0; j < fs->nr; j++)
+			fprintf(f, "\t\t%s _%s;\n", type_names[fs->f[j].type], fs->f[j].name);
+		fprintf(f, "\t};\n};\n\n");
+	}
+}
+
+static void write_metadata(const struct ktfile_reader *ref)
+{
+	const struct ktfile_header *h = &ref->hdr;
+	uint64_t hz = h->tsc_hz, real_s = h->ref_real_ns / 1000000000;
+	uint64_t real_ns = h->ref_real_ns % 1000000000;
+	/* offset_s * freq + offset + ref_tsc cycles is ref_real_ns; offset >= 0 */
+	int64_t offset_s = (int64_t)(real_s - h->ref_tsc / hz) - 1;
+	uint64_t offset = hz - h->ref_tsc % hz +
+			  (uint64_t)(((unsigned __int128)real_ns * hz + 500000000) / 1000000000);
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metadata", ctf.dir);
+	f = fopen(path, "w");
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	fprintf(f, "/* CTF 1.8 */\n\n"
+		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+		"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+		"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+		"typealias integer { size = 32; align = 8; signed = false; base = 16; } := xint32_t;\n"
+		"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+		"typealias integer { size = 64; align = 8; signed = false; base = 16; } := xint64_t;\n\n"
+		"trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"");
+	put_uuid(f, ctf.uuid);
+	fprintf(f, "\";\n\tbyte_order = %s;\n"
+		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
+		"\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n",
+		__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "le" : "be");
+	fprintf(f, "env {\n\ttracer_name = \"ktrace\";\n\ttracer_version = \"%s\";\n"
+		"\thostname = ", KTRACE_VERSION);
+	put_string(f, h->hostname, sizeof(h->hostname));
+	fprintf(f, ";\n\tsysname = \"Linux\";\n\tkernel_release = ");
+	put_string(f, h->release, sizeof(h->release));
+	fprintf(f, ";\n\tboot_id = ");
+	put_string(f, h->boot_id, sizeof(h->boot_id));
+	fprintf(f, ";\n\ttsc_hz = %llu;\n};\n\n", (unsigned long long)hz);
+	fprintf(f, "clock {\n\tname = ktrace_tsc;\n");
+	/* the TSC counts from boot: clocks of one boot correlate */
+	if (strlen(h->boot_id) == 36)
+		fprintf(f, "\tuuid = \"%s\";\n", h->boot_id);
+	fprintf(f, "\tdescription = \"time stamp counter\";\n\tfreq = %llu;\n"
+		"\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %llu;\n\tabsolute = TRUE;\n};\n\n"
+		"typealias integer { size = 64; align = 8; signed = false;"
+		" map = clock.ktrace_tsc.value; } := tsc_t;\n\n",
+		(unsigned long long)hz, (long long)offset_s, (unsigned long long)offset);
+	for (unsigned int sid = 0; sid < 2; sid++)
+		fprintf(f, "stream {\n\tid = %u;\n\tpacket.context := struct {\n"
+			"\t\ttsc_t timestamp_begin;\n\t\ttsc_t timestamp_end;\n"
+			"\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+			"\t\tuint64_t events_discarded;\n%s\t};\n"
+			"\tevent.header := struct {\n\t\tuint32_t id;\n\t\ttsc_t timestamp;\n\t};\n"
+			"\tevent.context := struct {\n\t\tuint32_t _tid;\n\t};\n};\n\n", sid,
+			sid ? "\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n" : "\t\tuint32_t cpu_id;\n");
+	put_events(f, 0);
+	put_events(f, 1);
+	if (ferror(f) | fclose(f))
+		die("%s: write error", path);
+}
+
+static void open_streams(struct dtrace *dt)
+{
+	const struct ktfile_reader *ref = NULL;
+	char path[4096];
+
+	ctf.nr = kt_merge_nr_files(dt->merge);
+	ctf.streams = xcalloc(ctf.nr, sizeof(*ctf.streams));
+	for (unsigned int i = 0; i < ctf.nr; i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
+		struct ctf_stream *s = &ctf.streams[i];
+
+		if ((!ref || ref->hdr.cpu < 0) && f->hdr.cpu >= 0)
+			ref = f;
+		s->fd = -1;
+		if (!dt->files[i].selected)
+			continue;
+		s->user = f->hdr.cpu < 0;
+		s->cpu = f->hdr.cpu;
+		s->pid = f->hdr.pid;
+		s->tid = f->hdr.tid;
+		/* names tell what a stream is; two files of one thread get the index too */
+		snprintf(s->name, sizeof(s->name), s->user ? "tid%u" : "cpu%u",
+			 s->user ? s->tid : s->cpu);
+		for (int tries = 0; s->fd < 0; tries++) {
+			snprintf(path, sizeof(path), "%s/%s", ctf.dir, s->name);
+			s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (s->fd < 0 && (errno != EEXIST || tries))
+				die("%s: %s", path, strerror(errno));
+			if (s->fd < 0)
+				snprintf(s->name + strlen(s->name), 12, "-%u", i);
+		}
+		s->buf = xmalloc(PACKET_BYTES + EVENT_MAX);
+	}
+	make_uuid(dt);
+	write_metadata(ref ? ref : kt_merge_file(dt->merge, 0));
+}
+
+/* DIR is made, or must be empty: old stream files would join the new trace. */
+static void make_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (mkdir(dir, 0755) == 0)
+		return;
+	if (errno != EEXIST)
+		die("%s: %s", dir, strerror(errno));
+	d = opendir(dir);
+	if (!d)
+		die("%s: %s", dir, strerror(errno));
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			die("%s: not empty: CTF needs a directory of its own", dir);
+	closedir(d);
+}
+
+static void start(struct dtrace *dt)
+{
+	ctf.dir = dt->output;
+	make_dir(ctf.dir);
+	open_streams(dt);
+}
+
+static void write_packet(struct ctf_stream *s)
+{
+	char *p = s->buf;
+
+	/*
+	 * Readers count what a packet lost against the packet before it: a
+	 * stream that starts with losses starts with an empty packet, so that
+	 * the count is known.
+	 */
+	if (!s->packets && s->discarded) {
+		uint64_t lost = s->discarded, end = s->end;
+		size_t len = s->len;
+
+		s->discarded = 0;
+		s->len = HEADER_LEN + CONTEXT_LEN(s->user);
+		s->end = s->begin;
+		write_packet(s);
+		s->discarded = lost;
+		s->end = end;
+		s->len = len;
+	}
+
+	p = put32(p, CTF_MAGIC);
+	memcpy(p, ctf.uuid, sizeof(ctf.uuid));
+	p = put32(p + sizeof(ctf.uuid), s->user);
+	p = put64(p, s - ctf.streams);
+	p = put64(p, s->begin);
+	p = put64(p, s->end);
+	p = put64(p, (uint64_t)s->len * 8);
+	p = put64(p, (uint64_t)s->len * 8);
+	p = put64(p, s->discarded);
+	if (s->user) {
+		p = put32(p, s->pid);
+		put32(p, s->tid);
+	} else {
+		put32(p, s->cpu);
+	}
+	for (size_t off = 0; off < s->len; ) {
+		ssize_t n = write(s->fd, s->buf + off, s->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("%s/%s: write error: %s", ctf.dir, s->name,
+			    n ? strerror(errno) : "no space");
+		off += n;
+	}
+	s->packets++;
+	s->begin = s->end;	/* packets follow each other without a gap */
+	s->len = 0;
+}
+
+static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
+{
+	const struct ktfile_event *ev = e->ev;
+	const struct ktev_desc *d = ktev_lookup(ev->code);
+	const struct fields *fs = d ? fields_of(d) : NULL;
+	struct ctf_stream *s;
+	uint64_t lost = 0;
+	char *p;
+
+	(void)o;
+	if (!ctf.streams)
+		start(dt);
+	s = &ctf.streams[e->file];
+	if (!s->len) {
+		s->len = HEADER_LEN + CONTEXT_LEN(s->user);
+		if (!s->packets)
+			s->begin = ev->tsc;
+	}
+	p = s->buf + s->len;
+	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+		lost = ev->args[0] | (uint64_t)ev->args[1] << 32;
+		p = put32(p, ID_LOST);
+	} else if (fs && fs->nr_args == ev->nr_args) {
+		p = put32(p, ID_TABLE + (d - ktev_events));
+	} else {
+		fs = NULL;
+		p = put32(p, ID_UNKNOWN);
+	}
+	p = put64(p, ev->tsc);
+	p = put32(p, ev->tid);
+	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+		p = put64(p, lost);
+	} else if (fs) {
+		for (unsigned int i = 0; i < fs->nr; i++) {
+			const struct field *f = &fs->f[i];
+
+			if (f->type == FIELD_U64 || f->type == FIELD_X64)
+				p = put64(p, field_value(f, ev->args));
+			else
+				p = put32(p, ev->args[f->arg]);
+		}
+	} else {
+		p = put32(p, ev->code);
+		p = put32(p, ev->nr_args);
+		for (unsigned int i = 0; i < ev->nr_args; i++)
+			p = put32(p, ev->args[i]);
+	}
+	s->len = p - s->buf;
+	s->end = ev->tsc;
+	/* the packet that ends at the marker counts the records lost before it */
+	s->discarded += lost;
+	if (lost || s->len >= PACKET_BYTES)
+		write_packet(s);
+}
+
+static void ctf_end(struct dtrace *dt, struct outbuf *o)
+{
+	(void)o;
+	if (!ctf.streams)
+		start(dt);
+	for (unsigned int i = 0; i < ctf.nr; i++) {
+		struct ctf_stream *s = &ctf.streams[i];
+
+		if (s->fd < 0)
+			continue;
+		/* a stream without events still says what it is: an empty packet */
+		if (!s->len && !s->packets) {
+			s->len = HEADER_LEN + CONTEXT_LEN(s->user);
+			s->begin = s->end = dt->t0;
+		}
+		if (s->len)
+			write_packet(s);
+		if (close(s->fd) < 0)
+			die("%s/%s: %s", ctf.dir, s->name, strerror(errno));
+		free(s->buf);
+	}
+	free(ctf.streams);
+}
+
+const struct dtrace_format dtrace_ctf = {
+	.event = ctf_event,
+	.end = ctf_end,
+	.to_dir = true,
+};

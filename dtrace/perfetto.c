@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfetto: --format=perfetto writes Chrome's Trace Event Format (JSON),
+ * which ui.perfetto.dev, chrome://tracing and speedscope open:
+ *
+ *   - a process "CPUs" with a track per CPU, with a slice for each task
+ *     that ran there, from the context switches;
+ *   - the function calls of user threads (func:entry/exit) as nested
+ *     slices on the thread's track;
+ *   - every other event an instant on its thread's track (the CPU's for
+ *     tid 0), with the decoded text and the fields (fields.h) as args;
+ *   - lost records an instant "lost records" with the count on their
+ *     stream's track;
+ *   - thread and process names from the user streams' headers, and for a
+ *     task forked by a named one, its parent's name (fork keeps the comm).
+ *
+ * Times are microseconds after the first event with ns precision, as
+ * dtrace prints them.  The JSON goes out as the events come: what is kept
+ * is a stack of running calls per user stream and the named threads.
+ *
+ * Calls always nest, repaired where the trace does not: an exit of the
+ * innermost call ends it; an exit of a call further out ends the calls
+ * inside it first (they had no exit: longjmp, exceptions, lost records);
+ * an exit of a function that is not running (it was entered before the
+ * trace, or --from) is left out, with an instant that says so; calls still
+ * running at the end end with the last event.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrace.h"
+#include "fields.h"
+#include "symbols.h"
+#include "util.h"
+
+/* The CPUs' process: above any pid (PID_MAX_LIMIT); CPU n is thread CPU_PID + n. */
+#define CPU_PID		(1u << 22)
+#define NAME_MAX_LEN	512	/* longer names are cut: a line has room for one */
+
+struct pf_file {
+	bool user;
+	bool running;		/* CPU: a task's slice is open */
+	uint32_t pid, tid;	/* the track: a user thread's, or a CPU's */
+	struct sym_proc *proc;	/* user: its symbols, once it has calls */
+	uint64_t *calls;	/* user: functions running, innermost last */
+	unsigned int depth, alloc;
+};
+
+struct pf_thread {
+	uint32_t tid;		/* 0: a free slot */
+	uint32_t pid;
+	const char *name;	/* a header's comm */
+	bool from_header;
+};
+
+static struct {
+	bool started;
+	bool any;		/* an event is out: the next needs a comma */
+	uint64_t last_ns;
+	struct pf_file *files;
+	unsigned int nr_files;
+	struct pf_thread *threads;	/* hash by tid, open addressing */
+	unsigned int nr_threads, size;
+} pf;
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+/* @s (at most @max bytes of it) as a JSON string. */
+static char *put_str(char *p, const char *s, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*p++ = '"';
+	for (size_t i = 0; s[i] && i < max; i++) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = c;
+		} else if (c < ' ') {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[c >> 4];
+			p[5] = hex[c & 15];
+			p += 6;
+		} else {
+			*p++ = c;
+		}
+	}
+	*p++ = '"';
+	return p;
+}
+
+static char *put_lit(char *p, const char *s)
+{
+	size_t len = strlen(s);
+
+	memcpy(p, s, len);
+	return p + len;
+}
+
+static char *put_hex_str(char *p, uint64_t v)
+{
+	p = put_lit(p, "\"0x");
+	p = ktev_put_hex(p, v);
+	*p++ = '"';
+	return p;
+}
+
+/*
+ * The start of an event, up to the "ts" or "args" that follow:
+ * {"ph":"i","name":"...","pid":1,"tid":2
+ */
+static char *put_head(struct outbuf *o, char ph, const char *name, uint32_t pid, uint32_t tid)
+{
+	char *p = out_reserve(o);
+
+	if (pf.any)
+		p = put_lit(p, ",\n");
+	pf.any = true;
+	p = put_lit(p, "{\"ph\":\"");
+	*p++ = ph;
+	p = put_lit(p, "\",\"name\":");
+	p = put_str(p, name, NAME_MAX_LEN);
+	p = put_lit(p, ",\"pid\":");
+	p = ktev_put_u64(p, pid);
+	p = put_lit(p, ",\"tid\":");
+	return ktev_put_u64(p, tid);
+}
+
+static char *put_ts(char *p, uint64_t ns)
+{
+	p = put_lit(p, ",\"ts\":");
+	return dtrace_put_us(p, ns, 0);
+}
+
+/* A metadata event: thread_name, process_name, *_sort_index. */
+static void put_meta(struct outbuf *o, const char *what, uint32_t pid, uint32_t tid,
+		     const char *name, int sort_index)
+{
+	char *p = put_head(o, 'M', what, pid, tid);
+
+	p = put_lit(p, ",\"args\":{");
+	if (name) {
+		p = put_lit(p, "\"name\":");
+		p = put_str(p, name, NAME_MAX_LEN);
+	} else {
+		p = put_lit(p, "\"sort_index\":");
+		if (sort_index < 0)
+			*p++ = '-';
+		p = ktev_put_u64(p, sort_index < 0 ? -sort_index : sort_index);
+	}
+	out_commit(o, put_lit(p, "}}"));
+}
+
+/* ---- threads and their names ----------------------------------------------- */
+
+static struct pf_thread *thread_slot(uint32_t tid)
+{
+	unsigned int i = (tid * 0x9e3779b1u) & (pf.size - 1);
+
+	while (pf.threads[i].tid && pf.threads[i].tid != tid)
+		i = (i + 1) & (pf.size - 1);
+	return &pf.threads[i];
+}
+
+static struct pf_thread *find_thread(uint32_t tid)
+{
+	struct pf_thread *t;
+
+	if (!pf.size || !tid)
+		return NULL;
+	t = thread_slot(tid);
+	return t->tid ? t : NULL;
+}
+
+static struct pf_thread *add_thread(uint32_t tid)
+{
+	struct pf_thread *t;
+
+	if (2 * (pf.nr_threads + 1) > pf.size) {
+		struct pf_thread *old = pf.threads;
+		unsigned int old_size = pf.size;
+
+		pf.size = pf.size ? 2 * pf.size : 64;
+		pf.threads = xcalloc(pf.size, sizeof(*pf.threads));
+		for (unsigned int i = 0; i < old_size; i++)
+			if (old[i].tid)
+				*thread_slot(old[i].tid) = old[i];
+		free(old);
+	}
+	t = thread_slot(tid);
+	if (!t->tid) {
+		pf.nr_threads++;
+		*t = (struct pf_thread){ .tid = tid, .pid = tid };
+	}
+	return t;
+}
+
+static uint32_t pid_of(uint32_t tid)
+{
+	struct pf_thread *t = find_thread(tid);
+
+	return t ? t->pid : tid;
+}
+
+/* What a CPU's slice for @tid is called: "comm 42", or "task 42". */
+static char *task_name(char *buf, uint32_t tid)
+{
+	struct pf_thread *t = find_thread(tid);
+
+	snprintf(buf, 64, "%.16s %u", t && t->name ? t->name : "task", tid);
+	return buf;
+}
+
+/* Fork keeps the comm: the child of a named task has its name until exec. */
+static void fork_name(struct outbuf *o, uint32_t parent, uint32_t child)
+{
+	struct pf_thread *p = find_thread(parent), *c;
+
+	if (!p || !p->name || !child || (find_thread(child) && find_thread(child)->from_header))
+		return;
+	c = add_thread(child);
+	p = find_thread(parent);	/* add_thread() may have moved it */
+	c->name = p->name;
+	put_meta(o, "process_name", c->pid, c->tid, c->name, 0);
+	put_meta(o, "thread_name", c->pid, c->tid, c->name, 0);
+}
+
+/* The tracks: the CPUs', and the named threads from the user streams' headers. */
+static void start(struct dtrace *dt, struct outbuf *o)
+{
+	char name[32];
+
+	pf.started = true;
+	pf.nr_files = kt_merge_nr_files(dt->merge);
+	pf.files = xcalloc(pf.nr_files, sizeof(*pf.files));
+	out_printf(o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+	put_meta(o, "process_name", CPU_PID, CPU_PID, "CPUs", 0);
+	put_meta(o, "process_sort_index", CPU_PID, CPU_PID, NULL, -1);
+	for (unsigned int i = 0; i < pf.nr_files; i++) {
+		const struct ktfile_header *h = &kt_merge_file(dt->merge, i)->hdr;
+		struct pf_file *f = &pf.files[i];
+		struct pf_thread *t;
+
+		f->user = h->cpu < 0;
+		if (!f->user) {
+			f->pid = CPU_PID;
+			f->tid = CPU_PID + h->cpu;
+			if (!dt->files[i].selected)
+				continue;
+			snprintf(name, sizeof(name), "CPU %d", h->cpu);
+			put_meta(o, "thread_name", f->pid, f->tid, name, 0);
+			put_meta(o, "thread_sort_index", f->pid, f->tid, NULL, h->cpu);
+			continue;
+		}
+		f->pid = h->pid;
+		f->tid = h->tid;
+		if (!h->tid)
+			continue;
+		/* named for the CPUs' slices even when -c leaves the stream out */
+		t = add_thread(h->tid);
+		t->pid = h->pid;
+		t->name = h->comm;
+		t->from_header = true;
+		if (!dt->files[i].selected)
+			continue;
+		/* the process is named by its main thread, else its first stream */
+		if (h->tid == h->pid || !find_thread(h->pid) || !find_thread(h->pid)->name) {
+			t = add_thread(h->pid);
+			t->pid = h->pid;
+			if (!t->from_header)
+				t->name = h->comm;
+			put_meta(o, "process_name", h->pid, h->pid, h->comm, 0);
+		}
+		put_meta(o, "thread_name", h->pid, h->tid, h->comm, 0);
+	}
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static void put_slice_end(struct outbuf *o, const struct pf_file *f, uint64_t ns,
+			  const char *note)
+{
+	char *p = out_reserve(o);
+
+	p = put_lit(p, ",\n{\"ph\":\"E\",\"pid\":");
+	p = ktev_put_u64(p, f->pid);
+	p = put_lit(p, ",\"tid\":");
+	p = ktev_put_u64(p, f->tid);
+	p = put_ts(p, ns);
+	if (note) {
+		p = put_lit(p, ",\"args\":{\"repaired\":");
+		p = put_str(p, note, NAME_MAX_LEN);
+		*p++ = '}';
+	}
+	out_commit(o, put_lit(p, "}"));
+}
+
+/* An instant event; @args: the inside of its "args" object. */
+static char *put_instant(struct outbuf *o, const char *name, uint32_t pid, uint32_t tid,
+			 uint64_t ns)
+{
+	char *p = put_head(o, 'i', name, pid, tid);
+
+	p = put_lit(p, ",\"s\":\"t\"");
+	p = put_ts(p, ns);
+	return put_lit(p, ",\"args\":{");
+}
+
+static void cpu_switch(struct outbuf *o, struct pf_file *f, uint64_t ns, uint32_t next)
+{
+	char name[64], *p;
+
+	if (f->running)
+		put_slice_end(o, f, ns, NULL);
+	f->running = next != 0;		/* the idle task is no slice */
+	if (!next)
+		return;
+	p = put_head(o, 'B', task_name(name, next), f->pid, f->tid);
+	p = put_ts(p, ns);
+	p = put_lit(p, ",\"args\":{\"tid\":");
+	p = ktev_put_u64(p, next);
+	out_commit(o, put_lit(p, "}}"));
+}
+
+static struct sym_proc *proc_of(struct dtrace *dt, unsigned int file)
+{
+	struct pf_file *f = &pf.files[file];
+
+	if (!f->proc)
+		f->proc = sym_proc(f->pid, kt_merge_file(dt->merge, file)->path);
+	return f->proc;
+}
+
+static const char *func_name(struct dtrace *dt, unsigned int file, uint64_t addr)
+{
+	return sym_func(proc_of(dt, file), addr)->name;
+}
+
+static void call_entry(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e,
+		       uint64_t fn, uint64_t site)
+{
+	struct pf_file *f = &pf.files[e->file];
+	char *p;
+
+	if (f->depth == f->alloc) {
+		f->alloc = f->alloc ? 2 * f->alloc : 64;
+		f->calls = xrealloc(f->calls, f->alloc * sizeof(*f->calls));
+	}
+	f->calls[f->depth++] = fn;
+	p = put_head(o, 'B', func_name(dt, e->file, fn), f->pid, f->tid);
+	p = put_ts(p, e->ns);
+	p = put_lit(p, ",\"args\":{\"addr\":");
+	p = put_hex_str(p, fn);
+	p = put_lit(p, ",\"from\":");
+	p = put_hex_str(p, site);
+	out_commit(o, put_lit(p, "}}"));
+}
+
+static void call_exit(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e,
+		      uint64_t fn)
+{
+	struct pf_file *f = &pf.files[e->file];
+	unsigned int i = f->depth;
+	char *p;
+
+	while (i && f->calls[i - 1] != fn)
+		i--;
+	if (!i) {
+		p = put_instant(o, "exit without entry", f->pid, f->tid, e->ns);
+		p = put_lit(p, "\"function\":");
+		p = put_str(p, func_name(dt, e->file, fn), NAME_MAX_LEN);
+		p = put_lit(p, ",\"addr\":");
+		p = put_hex_str(p, fn);
+		out_commit(o, put_lit(p, "}}"));
+		return;
+	}
+	while (f->depth > i) {
+		f->depth--;
+		put_slice_end(o, f, e->ns, "no exit recorded");
+	}
+	f->depth--;
+	put_slice_end(o, f, e->ns, NULL);
+}
+
+/* Any other event: an instant with the text and the fields. */
+static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
+{
+	const struct ktfile_event *ev = e->ev;
+	const struct pf_file *f = &pf.files[e->file];
+	const struct ktev_desc *d = ktev_lookup(ev->code);
+	const struct fields *fs = d ? fields_of(d) : NULL;
+	char name[KTEV_NAME_MAX], text[KTEV_TEXT_MAX], *p;
+	uint32_t pid = f->pid, tid = f->tid;
+	const char *uname, *ufmt;
+
+	/* a kernel event is its thread's; tid 0 (idle, interrupts) stays on the CPU */
+	if (!f->user && ev->tid) {
+		tid = ev->tid;
+		pid = pid_of(tid);
+	}
+	*ktev_put_name(name, ev->code, 0) = '\0';
+	/* a user event the program named */
+	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
+	    (uname = sym_event_name(proc_of(dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
+		snprintf(name, sizeof(name), "user:%.60s", uname);
+	*ktev_put_text(text, ev->code, ev->args, ev->nr_args) = '\0';
+	p = put_instant(o, name, pid, tid, e->ns);
+	if (!f->user) {
+		p = put_lit(p, "\"cpu\":");
+		p = ktev_put_u64(p, f->tid - CPU_PID);
+		*p++ = ',';
+	}
+	p = put_lit(p, "\"text\":");
+	out_commit(o, p);
+	p = put_str(out_reserve(o), text, sizeof(text));
+	/* fields in an object of their own: a field may be called "cpu" too */
+	if (fs && fs->nr_args == ev->nr_args) {
+		p = put_lit(p, ",\"fields\":{");
+		for (unsigned int i = 0; i < fs->nr; i++) {
+			const struct field *fl = &fs->f[i];
+			uint64_t v = field_value(fl, ev->args);
+
+			if (i)
+				*p++ = ',';
+			p = put_str(p, fl->name, FIELD_NAME_MAX);
+			*p++ = ':';
+			/* numbers past 2^53 would lose digits in JSON readers */
+			if (fl->type == FIELD_S32 && (int64_t)v < 0) {
+				*p++ = '-';
+				p = ktev_put_u64(p, -v);
+			} else if (fl->type == FIELD_X32 || fl->type == FIELD_X64 || v >> 53) {
+				p = put_hex_str(p, v);
+			} else {
+				p = ktev_put_u64(p, v);
+			}
+		}
+		*p++ = '}';
+	} else {
+		p = put_lit(p, ",\"code\":");
+		p = put_hex_str(p, ev->code);
+		p = put_lit(p, ",\"args\":[");
+		for (unsigned int i = 0; i < ev->nr_args; i++) {
+			out_commit(o, p);
+			p = out_reserve(o);
+			if (i)
+				*p++ = ',';
+			p = put_hex_str(p, ev->args[i]);
+		}
+		*p++ = ']';
+	}
+	out_commit(o, put_lit(p, "}}"));
+}
+
+static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
+{
+	const struct ktfile_event *ev = e->ev;
+	struct pf_file *f;
+	char *p;
+
+	if (!pf.started)
+		start(dt, o);
+	f = &pf.files[e->file];
+	pf.last_ns = e->ns;
+	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+		p = put_instant(o, "lost records", f->pid, f->tid, e->ns);
+		p = put_lit(p, "\"count\":");
+		p = ktev_put_u64(p, ev->args[0] | (uint64_t)ev->args[1] << 32);
+		out_commit(o, put_lit(p, "}}"));
+		return;
+	}
+	if (ev->nr_args == 4 && f->user &&
+	    (ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit)) {
+		uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
+
+		if (ev->code == KTRACE_func_entry)
+			call_entry(dt, o, e, fn, ev->args[2] | (uint64_t)ev->args[3] << 32);
+		else
+			call_exit(dt, o, e, fn);
+		return;
+	}
+	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2 && !f->user) {
+		cpu_switch(o, f, e->ns, ev->args[1]);
+		return;
+	}
+	if (ev->code == KTRACE_thread_fork && ev->nr_args == 2)
+		fork_name(o, ev->args[0], ev->args[1]);
+	put_event(dt, o, e);
+}
+
+static void perfetto_end(struct dtrace *dt, struct outbuf *o)
+{
+	if (!pf.started)
+		start(dt, o);
+	for (unsigned int i = 0; i < pf.nr_files; i++) {
+		struct pf_file *f = &pf.files[i];
+
+		if (f->running)
+			put_slice_end(o, f, pf.last_ns, NULL);
+		while (f->depth) {
+			f->depth--;
+			put_slice_end(o, f, pf.last_ns, "running at the end");
+		}
+		free(f->calls);
+	}
+	out_printf(o, "\n]}\n");
+	free(pf.files);
+	free(pf.threads);
+}
+
+const struct dtrace_format dtrace_perfetto = {
+	.event = perfetto_event,
+	.end = perfetto_end,
+};
