@@ -18,6 +18,7 @@ all: tools
 include lib/lib.mk
 include ktrace/ktrace.mk
 include dtrace/dtrace.mk
+include user/user.mk
 include tests/tests.mk
 include scripts/kernel.mk
 

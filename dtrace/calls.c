@@ -15,17 +15,25 @@
 
 enum rec_kind { REC_ENTRY, REC_EXIT, REC_TEXT, REC_LOST };
 
+/*
+ * 24 bytes an event: traces of millions of calls are kept whole.  Symbols
+ * are looked up once, here: the function, and the one the call came from.
+ */
 struct call_rec {
 	uint64_t ns;
-	uint64_t addr;			/* ENTRY, EXIT: function; LOST: how many */
-	uint64_t site;			/* ENTRY, EXIT: call site; TEXT: offset in text */
-	uint32_t kind;
+	uint64_t aux;			/* ENTRY, EXIT: call site; TEXT: offset in text;
+					   LOST: how many */
+	uint32_t fn;			/* ENTRY, EXIT: sym_func id */
+	uint32_t kind_caller;		/* kind | (ENTRY: id + 1 of the caller's
+					   function, from the site; 0: none) << 2 */
 };
+
+#define REC_KIND(r)	((r)->kind_caller & 3)
+#define REC_CALLER(r)	((r)->kind_caller >> 2)
 
 struct frame {
 	const struct sym_func *fn;
 	uint64_t site, entry_ns, callees_ns;
-	bool before_start;
 };
 
 bool calls_with_events;
@@ -41,14 +49,14 @@ static struct {
 	size_t text_len, text_cap;
 } calls;
 
-static void add_rec(struct call_thread *t, uint64_t ns, uint32_t kind, uint64_t addr,
-		    uint64_t site)
+static void add_rec(struct call_thread *t, uint64_t ns, uint32_t kind, uint64_t aux,
+		    uint32_t fn, uint32_t caller)
 {
 	if (t->nr == t->alloc) {
 		t->alloc = t->alloc ? 2 * t->alloc : 1024;
 		t->recs = xrealloc(t->recs, t->alloc * sizeof(*t->recs));
 	}
-	t->recs[t->nr++] = (struct call_rec){ ns, addr, site, kind };
+	t->recs[t->nr++] = (struct call_rec){ ns, aux, fn, kind | caller << 2 };
 }
 
 static struct call_thread *thread_of_tid(uint32_t tid)
@@ -103,11 +111,11 @@ static char *put_format(char *p, const char *fmt, const uint32_t *args, unsigned
 		uint64_t v;
 		int len;
 
-		if (*fmt != '%') {
+		if (*fmt != '%' || !fmt[1]) {
 			*p++ = *fmt++;
 			continue;
 		}
-		len = !strncmp(fmt, "%ll", 3) ? 4 : 2;
+		len = !strncmp(fmt, "%ll", 3) && fmt[3] ? 4 : 2;
 		if (fmt[len - 1] == '%') {
 			*p++ = '%';
 		} else if (i + (len == 4) >= nr) {
@@ -165,18 +173,21 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 		setup(dt);
 	if (f->hdr.cpu < 0) {
 		t = calls.by_file[e->file];
+		if (!t->proc)
+			t->proc = sym_proc(t->pid, t->path);
 		if (ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit) {
 			uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
 			uint64_t site = ev->nr_args >= 4 ?
 					ev->args[2] | (uint64_t)ev->args[3] << 32 : 0;
+			bool entry = ev->code == KTRACE_func_entry;
 
-			add_rec(t, e->ns, ev->code == KTRACE_func_entry ? REC_ENTRY : REC_EXIT,
-				fn, site);
+			add_rec(t, e->ns, entry ? REC_ENTRY : REC_EXIT, site,
+				sym_func(t->proc, fn)->id,
+				entry && site ? sym_func(t->proc, site - 1)->id + 1 : 0);
 			return;
 		}
 		if (ev->code == KTRACE_META_LOST) {
-			add_rec(t, e->ns, REC_LOST,
-				ev->args[0] | (uint64_t)ev->args[1] << 32, 0);
+			add_rec(t, e->ns, REC_LOST, ev->args[0] | (uint64_t)ev->args[1] << 32, 0, 0);
 			return;
 		}
 	} else {
@@ -187,7 +198,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 			if (to && calls_with_events) {
 				if (!to->proc)
 					to->proc = sym_proc(to->pid, to->path);
-				add_rec(to, e->ns, REC_TEXT, 0, add_text(to, ev));
+				add_rec(to, e->ns, REC_TEXT, add_text(to, ev), 0, 0);
 			}
 		}
 	}
@@ -195,7 +206,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 		return;
 	if (!t->proc)
 		t->proc = sym_proc(t->pid, t->path);
-	add_rec(t, e->ns, REC_TEXT, 0, add_text(t, ev));
+	add_rec(t, e->ns, REC_TEXT, add_text(t, ev), 0, 0);
 }
 
 static int by_first_event(const void *a, const void *b)
@@ -216,6 +227,9 @@ struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
 			if (calls.by_file[i] && calls.by_file[i]->nr)
 				calls.sorted[calls.nr_threads++] = calls.by_file[i];
 		qsort(calls.sorted, calls.nr_threads, sizeof(*calls.sorted), by_first_event);
+		if (!calls.nr_threads)
+			pr_warn("no user thread has events here: the calls come from libktrace's "
+				"files (ktrace-run)");
 	}
 	*nr = calls.nr_threads;
 	return calls.sorted;
@@ -243,7 +257,7 @@ static void push(struct walk *w, const struct sym_func *fn, uint64_t site, uint6
 		w->alloc = w->alloc ? 2 * w->alloc : 64;
 		w->stack = xrealloc(w->stack, w->alloc * sizeof(*w->stack));
 	}
-	w->stack[w->depth++] = (struct frame){ fn, site, ns, 0, repair == REPAIR_BEFORE_START };
+	w->stack[w->depth++] = (struct frame){ fn, site, ns, 0 };
 	w->step(w->ctx, w->t, &s);
 }
 
@@ -295,14 +309,14 @@ static bool same_function(const struct sym_func *a, const struct sym_func *b)
  * code: not a sign of that.
  */
 static size_t running(struct sym_proc *proc, const struct frame *stack, size_t depth,
-		      uint64_t site)
+		      const struct call_rec *r)
 {
 	const struct sym_func *caller;
 	ssize_t at;
 
-	if (!site || depth < 2)
+	if (!REC_CALLER(r) || depth < 2)
 		return depth;
-	caller = sym_func(proc, site - 1);
+	caller = sym_func_by_id(REC_CALLER(r) - 1);
 	if (same_function(caller, stack[depth - 1].fn))
 		return depth;
 	for (at = depth - 1; at-- > 0; )
@@ -311,7 +325,7 @@ static size_t running(struct sym_proc *proc, const struct frame *stack, size_t d
 	if (at < 0)
 		return depth;	/* called from code that is not traced */
 	for (size_t i = at + 1; i < depth; i++)
-		if (sym_inlined_at(proc, site, stack[i].fn))
+		if (sym_inlined_at(proc, r->aux, stack[i].fn))
 			return depth;
 	return at + 1;
 }
@@ -324,7 +338,7 @@ static size_t running(struct sym_proc *proc, const struct frame *stack, size_t d
 static size_t before_start(struct call_thread *t, struct frame **pre)
 {
 	struct frame *stack = NULL;
-	size_t depth = 0, nr = 0;
+	size_t depth = 0, nr = 0, alloc = 0;
 
 	*pre = NULL;
 	for (size_t i = 0; i < t->nr; i++) {
@@ -332,14 +346,17 @@ static size_t before_start(struct call_thread *t, struct frame **pre)
 		const struct sym_func *fn;
 		ssize_t at;
 
-		if (r->kind == REC_LOST)
+		if (REC_KIND(r) == REC_LOST)
 			break;
-		if (r->kind == REC_TEXT)
+		if (REC_KIND(r) == REC_TEXT)
 			continue;
-		fn = sym_func(t->proc, r->addr);
-		if (r->kind == REC_ENTRY) {
-			depth = running(t->proc, stack, depth, r->site);
-			stack = xrealloc(stack, (depth + 1) * sizeof(*stack));
+		fn = sym_func_by_id(r->fn);
+		if (REC_KIND(r) == REC_ENTRY) {
+			depth = running(t->proc, stack, depth, r);
+			if (depth == alloc) {
+				alloc = alloc ? 2 * alloc : 64;
+				stack = xrealloc(stack, alloc * sizeof(*stack));
+			}
 			stack[depth++].fn = fn;
 			continue;
 		}
@@ -350,7 +367,7 @@ static size_t before_start(struct call_thread *t, struct frame **pre)
 		}
 		depth = 0;	/* what ran was inside it */
 		*pre = xrealloc(*pre, (nr + 1) * sizeof(**pre));
-		(*pre)[nr++] = (struct frame){ .fn = fn, .site = r->site };
+		(*pre)[nr++] = (struct frame){ .fn = fn, .site = r->aux };
 	}
 	free(stack);
 	return nr;
@@ -375,18 +392,16 @@ void calls_walk(struct call_thread *t,
 	free(pre);
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct call_rec *r = &t->recs[i];
-		const struct sym_func *fn;
+		const struct sym_func *fn = sym_func_by_id(r->fn);
 		ssize_t at;
 
-		switch (r->kind) {
+		switch (REC_KIND(r)) {
 		case REC_ENTRY:
-			for (size_t keep = running(t->proc, w.stack, w.depth, r->site);
-			     w.depth > keep; )
+			for (size_t keep = running(t->proc, w.stack, w.depth, r); w.depth > keep; )
 				pop(&w, r->ns, REPAIR_NO_EXIT);
-			push(&w, sym_func(t->proc, r->addr), r->site, r->ns, REPAIR_NONE);
+			push(&w, fn, r->aux, r->ns, REPAIR_NONE);
 			break;
 		case REC_EXIT:
-			fn = sym_func(t->proc, r->addr);
 			at = find(w.stack, w.depth, fn);
 			if (at < 0) {
 				snprintf(text, sizeof(text), "exit of %s without its entry%s: left out",
@@ -399,12 +414,12 @@ void calls_walk(struct call_thread *t,
 			pop(&w, r->ns, REPAIR_NONE);
 			break;
 		case REC_TEXT:
-			note(&w, STEP_EVENT, r->ns, calls.text + r->site);
+			note(&w, STEP_EVENT, r->ns, calls.text + r->aux);
 			break;
 		case REC_LOST:
 			lost = true;
 			snprintf(text, sizeof(text), "%llu records lost here",
-				 (unsigned long long)r->addr);
+				 (unsigned long long)r->aux);
 			note(&w, STEP_NOTE, r->ns, text);
 			break;
 		}
@@ -426,4 +441,5 @@ void calls_free(void)
 	free(calls.sorted);
 	free(calls.text);
 	memset(&calls, 0, sizeof(calls));
+	sym_free();
 }

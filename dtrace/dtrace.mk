@@ -7,9 +7,13 @@ DTRACE_SRCS	:= $(wildcard dtrace/*.c)
 DTRACE_DEPS	:= $(DTRACE_SRCS) $(wildcard dtrace/*.h) $(LIB_HDRS)
 TOOLS		+= $(O)/tools/dtrace $(O)/tools/static/dtrace
 # symbols.c reads ELF and DWARF with libdw; its static archive needs the
-# compressors it was built with
-DTRACE_LDLIBS		:= -ldw -lelf -pthread
-DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 -pthread
+# compressors it was built with.  C++ names are demangled by libstdc++
+# where it is installed (g++), else left as they are.
+DTRACE_HAVE_CXX		:= $(filter /%,$(shell $(CC) -print-file-name=libstdc++.a))
+DTRACE_LDLIBS		:= -ldw -lelf $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
+			   -pthread
+DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 \
+			   $(if $(DTRACE_HAVE_CXX),-u __cxa_demangle -lstdc++) -pthread
 
 $(O)/tools/dtrace: $(DTRACE_DEPS) $(LIBKT)
 	@mkdir -p $(@D)

@@ -29,6 +29,7 @@ struct module {
 	const char *name;		/* base name, for unknown addresses */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;		/* NULL: no file, addresses stay numbers */
+	bool opened;			/* module_open() was called */
 	struct amap funcs;		/* function start (file address) -> sym_func */
 	struct module *next;
 };
@@ -50,7 +51,8 @@ struct sym_proc {
 
 static struct module *modules;
 static struct sym_proc *procs;
-static unsigned int nr_funcs;
+static struct sym_func **funcs;		/* by id */
+static unsigned int nr_funcs, funcs_alloc;
 static char *debuginfo_path;
 
 static const Dwfl_Callbacks callbacks = {
@@ -122,7 +124,6 @@ static Dwfl_Module *report(struct module *m, const char *file)
 static struct module *module_get(const char *path, const char *build_id)
 {
 	struct module *m;
-	char *alt = NULL;
 
 	for (m = modules; m; m = m->next)
 		if (!strcmp(m->path, path) && !strcmp(m->build_id, build_id))
@@ -133,22 +134,33 @@ static struct module *module_get(const char *path, const char *build_id)
 	m->name = base_name(m->path);
 	m->next = modules;
 	modules = m;
+	return m;
+}
 
-	if (access(path, R_OK) == 0 && report(m, path) && build_id_matches(m->mod, build_id))
-		return m;
+/* The module's ELF file and debug info, read when first needed; NULL if none. */
+static Dwfl_Module *module_open(struct module *m)
+{
+	char *alt;
+
+	if (m->opened)
+		return m->mod;
+	m->opened = true;
+	if (access(m->path, R_OK) == 0 && report(m, m->path) &&
+	    build_id_matches(m->mod, m->build_id))
+		return m->mod;
 	/* gone, or rebuilt since: the debug file of the traced build, by its id */
-	alt = find_by_build_id(build_id);
-	if (alt && report(m, alt) && build_id_matches(m->mod, build_id)) {
-		pr_debug("%s: symbols from %s", path, alt);
+	alt = find_by_build_id(m->build_id);
+	if (alt && report(m, alt) && build_id_matches(m->mod, m->build_id)) {
+		pr_debug("%s: symbols from %s", m->path, alt);
 	} else if (m->mod) {
 		pr_warn("%s: build id differs from the traced file's (%s): names may be wrong",
-			path, build_id);
+			m->path, m->build_id);
 	} else {
-		pr_warn("%s: %s; its addresses stay numbers", path,
-			access(path, R_OK) ? strerror(errno) : dwfl_errmsg(-1));
+		pr_warn("%s: %s; its addresses stay numbers", m->path,
+			access(m->path, R_OK) ? strerror(errno) : dwfl_errmsg(-1));
 	}
 	free(alt);
-	return m;
+	return m->mod;
 }
 
 /* ---- processes: the map file ------------------------------------------------ */
@@ -256,7 +268,12 @@ static struct sym_func *new_func(char *name, const char *file, unsigned int line
 	f->name = name;
 	f->file = file ? xstrdup(base_name(file)) : NULL;
 	f->line = line;
-	f->id = nr_funcs++;
+	if (nr_funcs == funcs_alloc) {
+		funcs_alloc = funcs_alloc ? 2 * funcs_alloc : 256;
+		funcs = xrealloc(funcs, funcs_alloc * sizeof(*funcs));
+	}
+	f->id = nr_funcs;
+	funcs[nr_funcs++] = f;
 	return f;
 }
 
@@ -279,11 +296,37 @@ static bool subprogram(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Die *out)
 	return found;
 }
 
+/* The C++ ABI's demangler, from libstdc++ if dtrace was linked with it */
+extern char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status)
+	__attribute__((weak));
+
+/* "ns::f<int>(int) const" -> "ns::f<int>": the call tree shows no arguments */
+static char *demangle(const char *name)
+{
+	char *d = name[0] == '_' && name[1] == 'Z' && __cxa_demangle ?
+		  __cxa_demangle(name, NULL, NULL, NULL) : NULL;
+	int depth = 0;
+
+	if (!d)
+		return xstrdup(name);
+	for (char *p = d; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>')
+			depth--;
+		else if (*p == '(' && !depth && !(p - d >= 8 && !strncmp(p - 8, "operator", 8))) {
+			*p = '\0';
+			break;
+		}
+	}
+	return d;
+}
+
 static struct sym_func *resolve(struct module *m, uint64_t vaddr)
 {
 	GElf_Off off = 0;
 	GElf_Sym sym;
-	const char *name = m->mod ? dwfl_module_addrinfo(m->mod, vaddr, &off, &sym,
+	const char *name = module_open(m) ? dwfl_module_addrinfo(m->mod, vaddr, &off, &sym,
 							 NULL, NULL, NULL) : NULL;
 	uint64_t start = name ? vaddr - off : vaddr;
 	struct sym_func *f = amap_get(&m->funcs, start);
@@ -299,7 +342,7 @@ static struct sym_func *resolve(struct module *m, uint64_t vaddr)
 			file = dwarf_decl_file(&die);
 			dwarf_decl_line(&die, &line);
 		}
-		f = new_func(xstrdup(name), file, line);
+		f = new_func(demangle(name), file, line);
 	} else {
 		char *hex = xmalloc(strlen(m->name) + 24);
 
@@ -335,6 +378,11 @@ unsigned int sym_nr_funcs(void)
 	return nr_funcs;
 }
 
+const struct sym_func *sym_func_by_id(unsigned int id)
+{
+	return id < nr_funcs ? funcs[id] : NULL;
+}
+
 /* ---- call sites ----------------------------------------------------------------- */
 
 static const char *file_of(Dwarf_Die *cu, Dwarf_Word idx)
@@ -351,7 +399,7 @@ char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
 {
 	const struct object *o = find_object(p, addr);
 	uint64_t vaddr = o ? addr - o->bias - 1 : 0;	/* the call, not the return */
-	Dwfl_Module *mod = o ? o->mod->mod : NULL;
+	Dwfl_Module *mod = o ? module_open(o->mod) : NULL;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu, *scopes, cu_die;
 	Dwfl_Line *l;
@@ -379,36 +427,40 @@ char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
 	n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
 	if (cu)
 		cu_die = *cu;
-	/* innermost first: each inlined function, then the real one */
+	/* innermost first: the inlined functions, up to the real one */
 	for (int i = 0; i < n && len < (int)size; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		Dwarf_Attribute attr;
 		Dwarf_Word cfile = 0, cline = 0;
 		const char *name = dwarf_diename(&scopes[i]);
 
-		if (tag == DW_TAG_inlined_subroutine) {
-			dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cfile);
-			dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cline);
-			len += snprintf(buf + len, size - len, " in %s inlined at %s:%llu",
-					name ? name : "?", file_of(&cu_die, cfile),
-					(unsigned long long)cline);
-		} else if (tag == DW_TAG_subprogram) {
-			len += snprintf(buf + len, size - len, " in %s", name ? name : "?");
+		if (tag == DW_TAG_subprogram)
 			break;
-		}
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cfile);
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cline);
+		len += snprintf(buf + len, size - len, " in %s inlined at %s:%llu",
+				name ? name : "?", file_of(&cu_die, cfile),
+				(unsigned long long)cline);
 	}
 	if (n > 0)
 		free(scopes);
-	/* a .cold part: the function's name says which part */
-	if (sym && strstr(sym, ".cold") && len < (int)size)
-		snprintf(buf + len, size - len, " (%s)", sym);
+	/* the function it is in, and which part of it if it was split */
+	if (sym && file && len < (int)size) {
+		size_t base = strstr(sym, ".cold") ? (size_t)(strstr(sym, ".cold") - sym) : strlen(sym);
+
+		len += snprintf(buf + len, size - len, " in %.*s", (int)base, sym);
+		if (sym[base] && len < (int)size)
+			snprintf(buf + len, size - len, " (%s)", sym);
+	}
 	return buf;
 }
 
 bool sym_inlined_at(struct sym_proc *p, uint64_t addr, const struct sym_func *fn)
 {
 	const struct object *o = find_object(p, addr);
-	Dwfl_Module *mod = o ? o->mod->mod : NULL;
+	Dwfl_Module *mod = o ? module_open(o->mod) : NULL;
 	uint64_t vaddr = o ? addr - o->bias - 1 : 0;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, vaddr, &bias) : NULL, *scopes;
@@ -432,4 +484,41 @@ const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **fo
 		return NULL;
 	*format = p->event_format[sub];
 	return p->event_name[sub];
+}
+
+void sym_free(void)
+{
+	while (procs) {
+		struct sym_proc *p = procs;
+
+		procs = p->next;
+		for (unsigned int i = 0; i < 256; i++) {
+			free(p->event_name[i]);
+			free(p->event_format[i]);
+		}
+		free(p->objs);
+		free(p->cache.keys);
+		free(p->cache.vals);
+		free(p);
+	}
+	while (modules) {
+		struct module *m = modules;
+
+		modules = m->next;
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		free(m->funcs.keys);
+		free(m->funcs.vals);
+		free(m->path);
+		free(m->build_id);
+		free(m);
+	}
+	for (unsigned int i = 0; i < nr_funcs; i++) {
+		free((char *)funcs[i]->name);
+		free((char *)funcs[i]->file);
+		free(funcs[i]);
+	}
+	free(funcs);
+	funcs = NULL;
+	nr_funcs = funcs_alloc = 0;
 }

@@ -52,7 +52,11 @@ bool sym_inlined_at(struct sym_proc *p, uint64_t addr, const struct sym_func *fn
 /* Name and format the program gave user event @sub, NULL if none. */
 const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **format);
 
-/* Functions known so far (ids below this). */
+/* Functions known so far (ids below this), and each by its id. */
 unsigned int sym_nr_funcs(void);
+const struct sym_func *sym_func_by_id(unsigned int id);
+
+/* Free all of it. */
+void sym_free(void);
 
 #endif /* DTRACE_SYMBOLS_H */

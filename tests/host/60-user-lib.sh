@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# libktrace: the library as built, per-thread files, every way a process
+# ends, fork, full rings (waiting and dropping), signals in the middle of
+# records, ktrace-run.
+. "$(dirname "$0")/user-common.sh"
+
+# ---- the library ----
+nm -D --defined-only "$LIBKTRACE" | awk '{ print $3 }' | sort >"$TMP/exports"
+printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit ktrace_user_event \
+	ktrace_user_flush ktrace_user_name >"$TMP/exports.want"
+diff -u "$TMP/exports.want" "$TMP/exports" >"$TMP/exports.diff"
+ok $? "libktrace.so exports the API and the hooks, nothing else" "$(cat "$TMP/exports.diff")"
+readelf -d "$LIBKTRACE" | grep -q 'SONAME.*\[libktrace\.so\.0\]'
+ok $? "libktrace.so has soname libktrace.so.0"
+libs=$(PKG_CONFIG_PATH=$ROOT/$O/tools pkg-config --cflags --libs ktrace 2>&1)
+[[ "$libs" == *-lktrace* && "$libs" == *-I* ]]
+ok $? "pkg-config ktrace gives -I and -lktrace" "$libs"
+
+# ---- threads, names, the file header ----
+out=$(traced "$TMP/thr" "$UT/events" threads 4 50000)
+n=$(ls "$TMP"/thr/trace.pid*.tid* 2>/dev/null | wc -l)
+[ "$n" -eq 4 ] && [ "$(count "$TMP/thr" user:mark)" -eq 200000 ] && [ "$(lost "$TMP/thr")" -eq 0 ]
+ok $? "4 threads x 50000 events: 4 files, every event, none lost" "$n files; $out"
+f=$(ls "$TMP"/thr/trace.pid*.tid* | head -n 1)
+[ "$(od -An -td4 -j24 -N4 "$f" | tr -d ' ')" = -1 ] &&
+	[ "$(od -An -c -j266 -N6 "$f" | tr -d ' ')" = events ]
+ok $? "stream header: cpu -1, comm of the program"
+grep -q '^event 1 work worker %u, item %u$' "$TMP"/thr/trace.pid*.maps
+ok $? "event names are saved with the map"
+"$DTRACE" --calltree "$TMP"/thr/trace.* | grep -q '/\* user:work worker 0, item 49999 \*/'
+ok $? "dtrace prints user events with the program's names"
+for p in "$TMP"/thr/trace.pid*.maps; do
+	grep -q "^object 0x[0-9a-f]* 0x[0-9a-f]* 0x[0-9a-f]* [0-9a-f]\{40\} $UT/events\$" "$p"
+done
+ok $? "the map names the program with its load bias and build id"
+
+traced "$TMP/static" "$UT/events-static" threads 2 1000 >/dev/null
+[ "$(count "$TMP/static" user:mark)" -eq 2000 ]
+ok $? "linked with libktrace.a: every event"
+
+# ---- the ways a process ends ----
+traced "$TMP/exit" "$UT/events" exit 20000 >/dev/null
+[ $? -eq 0 ] && [ "$(count "$TMP/exit" user:mark)" -eq 20000 ]
+ok $? "exit() from another thread: every event on disk"
+
+traced "$TMP/term" "$UT/events" sigterm 20000 >/dev/null
+rc=$?
+[ $rc -eq 143 ] && [ "$(count "$TMP/term" user:mark)" -eq 20000 ]
+ok $? "killed by its own SIGTERM: still killed by it, every event on disk" "exit $rc"
+
+traced "$TMP/int" "$UT/events" sigint 20000 >/dev/null
+rc=$?
+[ $rc -eq 3 ] && [ "$(count "$TMP/int" user:mark)" -eq 20000 ] && [ "$(count "$TMP/int" user:3)" -eq 1 ]
+ok $? "SIGINT with the program's handler: it runs, exits 3, every event on disk" "exit $rc"
+
+rm -rf "$TMP/kill"
+mkfifo "$TMP/ready"
+KTRACE_USER_DIR=$TMP/kill LD_PRELOAD=$LIBKTRACE "$UT/events" wait 30000 >"$TMP/ready" &
+pid=$!
+read -r _ <"$TMP/ready"
+read -r _ <"$TMP/ready"
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] && [ "$(count "$TMP/kill" user:mark)" -eq 30000 ]
+ok $? "SIGTERM from outside while it sleeps: every event on disk" "exit $rc"
+
+traced "$TMP/flush" "$UT/events" flush 20000 >/dev/null
+[ $? -eq 0 ] && [ "$(count "$TMP/flush" user:mark)" -eq 20000 ]
+ok $? "ktrace_user_flush() then _exit(): every event on disk"
+
+out=$(traced "$TMP/join" "$UT/events" join 10000)
+[ "$out" = "size $((512 + 24 * 10000))" ]
+ok $? "a thread's file is complete when the thread is joined" "$out"
+
+# ---- fork ----
+traced "$TMP/fork" "$UT/events" fork 10000 >/dev/null
+parent=$(ls "$TMP"/fork/trace.pid*.tid* | head -n 1)
+child=$(ls "$TMP"/fork/trace.pid*.tid* | tail -n 1)
+[ "$(ls "$TMP"/fork/trace.pid*.tid* | wc -l)" -eq 2 ] && [ "$parent" != "$child" ] &&
+	[ "$("$DTRACE" -S "$parent" | awk '$1 == "user:mark" { print $2 }')" -eq 20000 ] &&
+	[ "$("$DTRACE" -S "$child" | awk '$1 == "user:2" { print $2 }')" -eq 10000 ] &&
+	! "$DTRACE" -S "$child" | grep -q user:mark && ls "$TMP"/fork/*.maps | grep -q "${child%.tid*}.maps"
+ok $? "fork: the child writes its own file and map, none of the parent's records"
+
+# ---- full rings ----
+KTRACE_USER_BUF=1024 traced "$TMP/wait" "$UT/events" threads 2 200000 >/dev/null
+[ "$(count "$TMP/wait" user:mark)" -eq 400000 ] && [ "$(lost "$TMP/wait")" -eq 0 ]
+ok $? "1024-record rings: the threads wait for the writer, nothing lost"
+
+KTRACE_USER_DROP=1 KTRACE_USER_BUF=1024 traced "$TMP/drop" "$UT/events" threads 2 500000 >/dev/null
+got=$(count "$TMP/drop" user:mark)
+lost=$(lost "$TMP/drop")
+[ $((got + lost)) -eq 1000000 ]
+ok $? "KTRACE_USER_DROP: recorded + counted as lost = every event" "$got + $lost"
+
+# ---- signal handlers that record, arriving in the middle of records ----
+# main records 3 events (5 records) per loop, the handler 4 (6 records)
+for mode in wait drop; do
+	drop=0
+	[ $mode = wait ] || drop=1
+	out=$(KTRACE_USER_DROP=$drop KTRACE_USER_BUF=1024 traced "$TMP/sig" "$UT/sigstress" 1)
+	main=$(echo "$out" | awk '/^main/ { print $2 }')
+	handler=$(echo "$out" | awk '/^handler/ { print $2 }')
+	"$DTRACE" -j 1 "$TMP"/sig/trace.* >"$TMP/sig.txt" 2>"$TMP/sig.err"
+	ok $? "signals mid-record ($mode): the file reads cleanly" "$(head -c 300 "$TMP/sig.err")"
+	read -r recs lost < <(awk '$4 == "meta:lost" { l += $5; next }
+		$4 ~ /^func:/ { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/sig.txt")
+	want=$((main / 3 * 5 + handler / 4 * 6))
+	[ "$handler" -gt 100 ] && [ $((recs + lost)) -eq $want ]
+	ok $? "signals mid-record ($mode): $handler handler events; records + lost = all" \
+		"$recs + $lost != $want"
+done
+
+# ---- ktrace-run ----
+"$KTRACE_RUN" -o "$TMP/run" -b 4096 "$UT/calls" 2>/dev/null
+[ $? -eq 0 ] && "$DTRACE" --flat "$TMP"/run/trace.* | grep -q ' fib  calls.c:'
+ok $? "ktrace-run -o DIR: the program's calls in DIR"
+expect_error "ktrace-run: no command" "no command given" "$KTRACE_RUN" -o "$TMP/run"
+expect_error "ktrace-run: bad -b" "-b 1000: not a power of two" "$KTRACE_RUN" -b 1000 true
+KTRACE_LIB=/nonexistent "$KTRACE_RUN" -o "$TMP/run" true 2>"$TMP/err.txt"
+[ $? -ne 0 ]
+ok $? "ktrace-run with a missing library fails"
+
+# -k: the kernel too, under ktrace (here the stand-in device of 40-ktrace-cli)
+KTRACE_DEV=$TMP/nodev "$KTRACE_RUN" -k sched -o "$TMP/k0" true >/dev/null 2>"$TMP/err.txt"
+[ $? -ne 0 ] && grep -q "kernel not patched with ktrace" "$TMP/err.txt"
+ok $? "ktrace-run -k without a ktrace kernel: ktrace says so" "$(cat "$TMP/err.txt")"
+if cc -O2 -std=gnu11 -I"$ROOT/include/uapi" -shared -fPIC -o "$TMP/fakedev.so" \
+	"$ROOT/tests/host/ktrace-cli-fakedev.c" -ldl 2>"$TMP/err.txt"; then
+	: >"$TMP/fakestate"
+	env LD_PRELOAD="$TMP/fakedev.so" KTFAKE_PATH="$TMP/dev" KTRACE_DEV="$TMP/dev" \
+		KTFAKE_STATE="$TMP/fakestate" KTFAKE_CPUS=2 \
+		"$KTRACE_RUN" -k sched -o "$TMP/k" "$UT/calls" >/dev/null 2>"$TMP/err.txt"
+	rc=$?
+	[ $rc -eq 0 ] && [ -f "$TMP/k/trace.cpu0" ] && [ -f "$TMP/k/trace.cpu1" ] &&
+		[ "$(count "$TMP/k" func:entry)" -gt 50 ] && [ "$(count "$TMP/k" sched:switch)" -gt 0 ]
+	ok $? "ktrace-run -k: kernel and user files in DIR, merged by dtrace" \
+		"exit $rc: $(tail -n 5 "$TMP/err.txt")"
+else
+	ok 1 "build the stand-in device" "$(cat "$TMP/err.txt")"
+fi
+
+# ---- a directory it cannot write: the program runs on ----
+mkdir -p "$TMP/ro" && touch "$TMP/ro/file"
+KTRACE_USER_DIR=$TMP/ro/file/x LD_PRELOAD=$LIBKTRACE "$UT/events" threads 1 10 \
+	>/dev/null 2>"$TMP/ro.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^libktrace: .*cannot record' "$TMP/ro.err"
+ok $? "an unusable KTRACE_USER_DIR: a message, and the program runs" "exit $rc: $(cat "$TMP/ro.err")"
+
+done_testing

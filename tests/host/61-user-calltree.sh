@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# dtrace --calltree, --flat and --callgraph of traced programs against golden
+# files (normalized: durations, pids and tids masked): threads, recursion, a
+# shared library, fork; PIE, not PIE and stripped with separate debug info
+# must name everything the same.  Repairs of unbalanced calls, kernel events
+# in a thread's tree, call sites with inlined functions and .cold parts, C++.
+# UPDATE_GOLDEN=1 rewrites the golden files (review the diff).
+. "$(dirname "$0")/user-common.sh"
+
+# tree NAME DIR [dtrace options]: normalized call tree of DIR into TMP/NAME
+tree() {
+	local name=$1 dir=$2
+	shift 2
+	"$DTRACE" --calltree "$@" "$dir"/trace.* 2>"$TMP/$name.err" | normalize >"$TMP/$name.tree"
+}
+
+traced "$TMP/pie" "$UT/calls" 2>/dev/null
+tree pie "$TMP/pie"
+golden_user calltree "$TMP/pie.tree"
+
+# the same calls, however the program was built
+traced "$TMP/nopie" "$UT/calls-nopie" 2>/dev/null
+tree nopie "$TMP/nopie"
+sed 's/, calls-nopie)/, calls)/' "$TMP/nopie.tree" | diff -u "$TMP/pie.tree" - >"$TMP/nopie.diff"
+ok $? "not PIE: the same call tree" "$(head -n 20 "$TMP/nopie.diff")"
+
+traced "$TMP/strip" "$UT/calls-stripped" 2>/dev/null
+tree strip "$TMP/strip"
+sed 's/, calls-stripped)/, calls)/' "$TMP/strip.tree" | diff -u "$TMP/pie.tree" - >"$TMP/strip.diff"
+ok $? "stripped, debug info by debuglink: the same call tree" "$(head -n 20 "$TMP/strip.diff")"
+
+# stripped, its debug info only under a .build-id directory
+mkdir -p "$TMP/bid" "$TMP/debug"
+cp "$UT/calls-stripped" "$UT/libcalls.so" "$TMP/bid/"
+id=$(readelf -n "$UT/calls-stripped" | awk '/Build ID/ { print $3 }')
+mkdir -p "$TMP/debug/.build-id/${id:0:2}"
+cp "$UT/calls-stripped.debug" "$TMP/debug/.build-id/${id:0:2}/${id:2}.debug"
+traced "$TMP/byid" "$TMP/bid/calls-stripped" 2>/dev/null
+KTRACE_DEBUGINFO_PATH=$TMP/debug tree byid "$TMP/byid"
+sed 's/, calls-stripped)/, calls)/' "$TMP/byid.tree" | diff -u "$TMP/pie.tree" - >"$TMP/byid.diff"
+ok $? "stripped, debug info by build id: the same call tree" "$(head -n 20 "$TMP/byid.diff")"
+
+# no debug info anywhere: numbers, not wrong names
+KTRACE_DEBUGINFO_PATH=$TMP/nowhere tree nodebug "$TMP/byid"
+grep -q 'calls-stripped+0x[0-9a-f]*() {' "$TMP/nodebug.tree" && ! grep -q ' fib' "$TMP/nodebug.tree"
+ok $? "no debug info: addresses as file+offset"
+
+# the file was rebuilt after the trace: the build id says so
+mkdir -p "$TMP/re"
+cp "$UT/calls" "$UT/libcalls.so" "$TMP/re/"
+traced "$TMP/retr" "$TMP/re/calls" 2>/dev/null
+cp "$UT/calls-nopie" "$TMP/re/calls"
+"$DTRACE" --flat "$TMP"/retr/trace.* >/dev/null 2>"$TMP/re.err"
+grep -q "re/calls: build id differs from the traced file's" "$TMP/re.err"
+ok $? "a file rebuilt since the trace: a warning" "$(cat "$TMP/re.err")"
+
+rm "$TMP"/pie/*.maps
+tree nomaps "$TMP/pie"
+grep -q 'maps: No such file' "$TMP/nomaps.err" && grep -q '^ *| 0x[0-9a-f]*() {' "$TMP/nomaps.tree"
+ok $? "no map file: a warning, addresses in hex" "$(cat "$TMP/nomaps.err")"
+
+# a library loaded with dlopen() after the first record, unloaded before exit
+traced "$TMP/dl" "$UT/dlopen" "$UT/libcalls.so"
+tree dl "$TMP/dl"
+grep -q '^ *| main() {' "$TMP/dl.tree" && grep -q '^ *DURATION |   lib_square();' "$TMP/dl.tree"
+ok $? "a library dlopen()ed and dlclose()d: its functions are named" "$(cat "$TMP/dl.tree")"
+
+# ---- flat profile and call graph ----
+traced "$TMP/calls" "$UT/calls" 2>/dev/null
+"$DTRACE" --flat "$TMP"/calls/trace.* >"$TMP/flat.raw"
+{ head -n 2 "$TMP/flat.raw"; tail -n +3 "$TMP/flat.raw" | sort -k 4; } | normalize |
+	sed -E 's/^( +[0-9]+) +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3}/\1  TOTAL  SELF/' >"$TMP/flat"
+golden_user flat "$TMP/flat"
+
+"$DTRACE" --callgraph -o "$TMP/graph.dot" "$TMP"/calls/trace.*
+normalize <"$TMP/graph.dot" >"$TMP/graph"
+golden_user callgraph "$TMP/graph"
+dot -Tsvg "$TMP/graph.dot" >"$TMP/graph.svg" 2>"$TMP/dot.err" && grep -q '<svg' "$TMP/graph.svg"
+ok $? "dot -Tsvg takes the call graph" "$(cat "$TMP/dot.err")"
+
+# ---- repairs (and what needs none: C++ exceptions) ----
+traced "$TMP/jumps" "$UT/jumps"
+tree jumps "$TMP/jumps"
+golden_user jumps "$TMP/jumps.tree"
+
+if [ -x "$UT/exceptions" ]; then
+	traced "$TMP/exc" "$UT/exceptions"
+	tree exc "$TMP/exc"
+	golden_user exceptions "$TMP/exc.tree"
+else
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # SKIP C++ exceptions: no C++ compiler"
+fi
+
+KTRACE_USER_DROP=1 KTRACE_USER_BUF=1024 traced "$TMP/lossy" "$UT/sigstress" 0.3 >/dev/null
+tree lossy "$TMP/lossy" -j 1
+grep -q '/\* ! [0-9PT]* records lost here \*/' "$TMP/lossy.tree"
+ok $? "lost records are shown where they were lost"
+
+# ---- kernel events of the thread, in its tree ----
+main=$(ls "$TMP"/calls/trace.pid*.tid* | head -n 1)
+"$UT/kfake" "$main" "$TMP/calls/trace.cpu0"
+"$DTRACE" --calltree -p "$(basename "$main" | sed 's/.*tid//')" "$TMP"/calls/trace.* |
+	normalize >"$TMP/kernel"
+golden_user kernel "$TMP/kernel"
+"$DTRACE" --calltree -e fault -p "$(basename "$main" | sed 's/.*tid//')" "$TMP"/calls/trace.* |
+	grep -c 'sched:switch\|fault:page' | grep -qx 3
+ok $? "-e picks the kernel events shown; the calls stay"
+
+# ---- call sites: inlined functions, .cold parts ----
+src=$ROOT/tests/user/calls.c
+l_twice=$(grep -n 'return add_one(x) \* 2;' "$src" | cut -d: -f1)
+l_main=$(grep -n 'sink = twice(20);' "$src" | cut -d: -f1)
+l_report=$(grep -n 'report("negative");' "$src" | cut -d: -f1)
+"$DTRACE" --calltree --sites "$TMP"/calls/trace.* >"$TMP/sites"
+grep -q "add_one()[ {;]* /\* from calls.c:$l_twice in twice inlined at calls.c:$l_main in main \*/" \
+	"$TMP/sites"
+ok $? "--sites: a call from an inlined function" "$(grep add_one "$TMP/sites" | head -n 2)"
+grep -q "report(); /\* from calls.c:$l_report in check (check.cold) \*/" "$TMP/sites"
+ok $? "--sites: a call from a .cold part" "$(grep report "$TMP/sites")"
+
+done_testing

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0 */
+/*
+ * libktrace: trace events and function calls of a user program into ktrace
+ * trace files, on the same clock (the TSC) as the kernel's records, so that
+ * dtrace shows both on one timeline.
+ *
+ *	#include <ktrace_user.h>		(pkg-config --cflags --libs ktrace)
+ *
+ *	KTRACE_USER_NAME(REQ_START, "req_start", "request %u, %u bytes");
+ *	TRACE(REQ_START, id, len);
+ *
+ * Each thread records into a buffer of its own, without locks or system
+ * calls; the library writes every thread's records to a file of its own,
+ * $KTRACE_USER_DIR/trace.pid<PID>.tid<TID>, in the ktrace trace file
+ * format, and the process's memory map and build ids to
+ * $KTRACE_USER_DIR/trace.pid<PID>.maps so that dtrace can put names on
+ * addresses after the process is gone.  A program compiled with
+ * -finstrument-functions and linked with (or LD_PRELOADed with)
+ * libktrace.so has every function entry and exit recorded (the func group).
+ *
+ * Environment (read once, when a process records its first event):
+ *   KTRACE_USER_DIR   output directory, created if missing (ktrace.data)
+ *   KTRACE_USER_BUF   buffer size per thread in records, a power of two,
+ *                     1024 to 16777216 (65536 = 1.5 MiB)
+ *   KTRACE_USER_DROP  1: when a buffer is full, drop records (counted,
+ *                     and marked in the file) instead of waiting for the
+ *                     writer
+ *   KTRACE_TSC_HZ     TSC frequency, skips the 15 ms calibration
+ *                     (ktrace-run passes it on to the processes it runs)
+ *
+ * What is recorded is on disk when a thread exits, when the process calls
+ * exit() or returns from main, after ktrace_user_flush(), and when it is
+ * killed by SIGINT, SIGTERM or SIGHUP (the library flushes, then lets the
+ * signal do what it did before).  It is lost on _exit(), exec, SIGKILL and
+ * crashes, except what the background writer had already written (it
+ * writes at least every 100 ms).
+ */
+#ifndef KTRACE_USER_H
+#define KTRACE_USER_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Group bit and code of user events: as in <linux/ktrace.h>. */
+#define KTRACE_USER_GROUP	(1u << 11)
+#define KTRACE_USER_CODE(sub)	(KTRACE_USER_GROUP | ((uint32_t)(sub) & 0xff) << 24)
+
+/*
+ * Record user event @sub (1-255: the program chooses what each means) with
+ * two 32-bit arguments.  Safe in signal handlers; about 20 ns.
+ */
+void ktrace_user_event(unsigned int sub, uint32_t arg1, uint32_t arg2);
+
+/*
+ * Give user event @sub a name and a print format (arguments as in the
+ * event table: %u %d %x for one argument), saved with the process's map so
+ * that dtrace prints "user:req_start request 12, 512 bytes".  Returns 0 or
+ * -1 (bad @sub or name).
+ */
+int ktrace_user_name(unsigned int sub, const char *name, const char *format);
+
+/*
+ * Write everything recorded so far, by every thread, and the memory map.
+ * Call it before exec.  Returns 0 or -1 if a file could not be written.
+ */
+int ktrace_user_flush(void);
+
+#ifndef TRACE
+#define TRACE(sub, a1, a2)	ktrace_user_event((sub), (a1), (a2))
+#endif
+#define KTRACE_USER_NAME(sub, name, format)	ktrace_user_name((sub), (name), (format))
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KTRACE_USER_H */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0 */
+/*
+ * libktrace internals: the per-thread stream and its recording fast path.
+ *
+ * Each thread that records owns a stream: a ring of records in memory and
+ * a trace file.  The thread reserves records by moving @head, fills them
+ * and publishes them in @committed; the writer (a background thread, or
+ * the recording thread itself when the ring is full) writes the records
+ * from @done to @committed to the file and moves @done.
+ *
+ *   done            committed        head             done + ring size
+ *    |  being written |   being filled  |  free             |
+ *    v  or to write   v   by this thread v                   v
+ *  --+----------------+------------------+-------------------+--
+ *
+ * Signals.  A signal handler that records runs on the same thread, between
+ * any two instructions of the code it interrupts, and runs to the end
+ * before that code goes on.  So:
+ *  - a reservation is one compare-and-exchange of @head, without the lock
+ *    prefix (one instruction cannot be split by a signal); the time stamp
+ *    is read before it, and a handler that reserves in between makes it
+ *    fail and the loop reads a new time stamp: records are in time order;
+ *  - @nest counts this thread's records being written; only the outermost
+ *    one (nest == 1) moves @committed up to @head: every record below
+ *    @head is whole by then, the handlers' included;
+ *  - a handler that finds the ring full while it interrupted a record of
+ *    its thread cannot wait (that record will not be finished until it
+ *    returns): it drops its record and counts it; the next record that
+ *    finds room writes a lost marker first, as the kernel does.
+ *
+ * The fast path has no system call, no lock prefix and no atomic other than
+ * that: about 20 instructions and one rdtsc per event.
+ */
+#ifndef LIBKTRACE_H
+#define LIBKTRACE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/ktrace.h>
+
+#include "ktfile.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#define KT_HIDDEN	__attribute__((visibility("hidden")))
+#define KT_NOTRACE	__attribute__((no_instrument_function))
+#define kt_unlikely(x)	__builtin_expect(!!(x), 0)
+#define kt_barrier()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+enum kt_state { KT_FREE, KT_LIVE };
+
+struct kt_stream {
+	/* written by the owner thread (and its signal handlers) */
+	uint64_t head;			/* next record to reserve */
+	uint64_t limit;			/* reserving past it takes the slow path */
+	uint64_t committed;		/* records before it are whole */
+	uint64_t last_tsc;		/* time stamps never go back in a file */
+	unsigned long nest;		/* records of this thread being written */
+	struct ktrace_record *ring;
+	uint64_t mask;			/* ring size in records - 1 */
+	uint32_t tid;
+	uint64_t lost;			/* dropped, not yet marked in the ring */
+
+	/* shared with the writer: a cache line of its own */
+	uint64_t done __attribute__((aligned(64)));	/* in the file before it */
+	uint32_t done_seq;		/* futex: bumped when done moves */
+	int waiting;			/* the owner sleeps on done_seq */
+	int lock;			/* tid of the thread writing the file, 0 */
+	int state;			/* enum kt_state */
+	bool failed;			/* the file failed: records are dropped */
+	struct ktfile_writer file;
+	struct kt_stream *next;		/* all streams, never unlinked */
+	char path[PATH_MAX];
+};
+
+extern __thread struct kt_stream *kt_self
+	__attribute__((tls_model("initial-exec"))) KT_HIDDEN;
+
+/* The thread's stream, started on its first record; NULL: do not record. */
+struct kt_stream *kt_stream_start(unsigned int n) KT_HIDDEN;
+/* Make room for @n records at @h (see above); false: drop them. */
+bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n) KT_HIDDEN;
+
+/* Flush every stream; @final: the process is going away. */
+int kt_flush_all(bool final) KT_HIDDEN;
+
+/* maps.c: write the process's map, build ids and event names. */
+void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;
+int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,
+		     const char *format) KT_HIDDEN;
+void kt_maps_fork_child(void) KT_HIDDEN;
+/* Whether libraries were loaded or unloaded since the last snapshot. */
+bool kt_maps_changed(void) KT_HIDDEN;
+
+static inline KT_NOTRACE uint64_t kt_rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+#endif
+}
+
+/* Compare and exchange, atomic against signals of this thread only. */
+static inline KT_NOTRACE bool kt_cas_local(uint64_t *p, uint64_t old, uint64_t new)
+{
+#if defined(__x86_64__)
+	bool ok;
+
+	asm volatile("cmpxchgq %3, %1" : "=@ccz"(ok), "+m"(*p), "+a"(old)
+		     : "r"(new) : "memory");
+	return ok;
+#else
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+#endif
+}
+
+static inline KT_NOTRACE void kt_put(struct ktrace_record *r, uint64_t tsc,
+				     uint32_t code, uint32_t tid, uint32_t a1, uint32_t a2)
+{
+	r->tsc = tsc;
+	r->event = code;
+	r->tid = tid;
+	r->arg1 = a1;
+	r->arg2 = a2;
+}
+
+/*
+ * Record @code with arguments @a1, @a2 and, if @cont, one continuation
+ * record with @a3, @a4.
+ */
+static inline __attribute__((always_inline)) KT_NOTRACE void
+kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint32_t a4)
+{
+	const unsigned int n = cont ? 2 : 1;
+	struct kt_stream *s = kt_self;
+	uint64_t h, tsc;
+
+	if (kt_unlikely(!s) && !(s = kt_stream_start(n)))
+		return;
+	s->nest++;
+	kt_barrier();
+	for (;;) {
+		h = s->head;
+		if (kt_unlikely(h + n > s->limit)) {
+			if (!kt_slow_path(s, h, n))
+				goto out;
+			continue;
+		}
+		tsc = kt_rdtsc();
+		if (kt_unlikely(tsc < s->last_tsc))
+			tsc = s->last_tsc;
+		if (kt_cas_local(&s->head, h, h + n))
+			break;
+	}
+	s->last_tsc = tsc;
+	kt_put(&s->ring[h & s->mask], tsc, code, s->tid, a1, a2);
+	if (cont)
+		kt_put(&s->ring[(h + 1) & s->mask], tsc, KTRACE_EVT_CONT | KTRACE_EVT_END,
+		       s->tid, a3, a4);
+	kt_barrier();
+	if (s->nest == 1)
+		__atomic_store_n(&s->committed, s->head, __ATOMIC_RELEASE);
+out:
+	kt_barrier();
+	s->nest--;
+}
+
+#endif /* LIBKTRACE_H */

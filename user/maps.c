@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0
+/*
+ * maps: what dtrace needs to put names on a process's addresses after the
+ * process is gone, in DIR/trace.pid<PID>.maps, a text file:
+ *
+ *   # libktrace: pid 4242 (prog)
+ *   snapshot <tsc>
+ *   object <bias> <start> <end> <build-id or -> <path>
+ *   map <a line of /proc/self/maps>
+ *   event <sub> <name> <format>
+ *
+ * An object is an ELF file the dynamic linker loaded (the program, its
+ * shared libraries, what dlopen() brought): its load bias (file address +
+ * bias = run-time address, 0 for a non-PIE program), the addresses its
+ * segments cover and its GNU build id, read from its notes in memory.  A
+ * snapshot is taken when the process records its first event and again at
+ * exit and ktrace_user_flush(), each appended: a library loaded in between
+ * is in the later one.  event lines name the program's user events.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "libktrace.h"
+
+#define NAME_MAX_LEN	32
+#define FORMAT_MAX_LEN	128
+
+struct maps_out {
+	int fd;
+	size_t len;
+	char buf[8192];
+};
+
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t maps_pid;			/* the process whose file exists */
+static unsigned long long maps_loads;	/* dlopen()s and dlclose()s it has seen */
+static struct {
+	char name[NAME_MAX_LEN];
+	char format[FORMAT_MAX_LEN];
+} names[256];
+
+static KT_NOTRACE void out_flush(struct maps_out *o)
+{
+	/* a map file is a help, not a must: an error leaves addresses unnamed */
+	if (o->len && write(o->fd, o->buf, o->len) < 0)
+		o->fd = -1;
+	o->len = 0;
+}
+
+__attribute__((format(printf, 2, 3)))
+static KT_NOTRACE void out(struct maps_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (sizeof(o->buf) - o->len < PATH_MAX + 256)
+		out_flush(o);
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n < sizeof(o->buf) - o->len ? (size_t)n : sizeof(o->buf) - o->len - 1;
+}
+
+/* The GNU build id in the notes of a loaded object, as hex; "-" if none. */
+static KT_NOTRACE void build_id(const struct dl_phdr_info *info, char *hex, size_t size)
+{
+	strcpy(hex, "-");
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		size_t align = ph->p_align == 8 ? 8 : 4;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const void *)p;
+			const unsigned char *name = (const void *)(n + 1);
+			const unsigned char *desc = name + ((n->n_namesz + align - 1) & -align);
+
+			p = (const char *)desc + ((n->n_descsz + align - 1) & -align);
+			if (p > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && n->n_descsz * 2 < size) {
+				for (unsigned int j = 0; j < n->n_descsz; j++)
+					snprintf(hex + 2 * j, 3, "%02x", desc[j]);
+				return;
+			}
+		}
+	}
+}
+
+static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct maps_out *o = arg;
+	char path[PATH_MAX], id[128];
+	uintptr_t start = UINTPTR_MAX, end = 0;
+	const char *name = info->dlpi_name;
+
+	if (!name || !*name) {		/* the program */
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+		if (n <= 0)
+			return 0;
+		path[n] = '\0';
+		name = path;
+	}
+	if (name[0] != '/')		/* the vDSO: no file */
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < start)
+			start = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > end)
+			end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (start >= end)
+		return 0;
+	build_id(info, id, sizeof(id));
+	out(o, "object %#lx %#lx %#lx %s %s\n", (unsigned long)info->dlpi_addr,
+	    (unsigned long)start, (unsigned long)end, id, name);
+	return 0;
+}
+
+static KT_NOTRACE void put_proc_maps(struct maps_out *o)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	char buf[4096];
+	bool line_start = true;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (line_start)
+				out(o, "map ");
+			if (o->len == sizeof(o->buf))
+				out_flush(o);
+			o->buf[o->len++] = buf[i];
+			line_start = buf[i] == '\n';
+		}
+	}
+	close(fd);
+}
+
+static KT_NOTRACE void put_names(struct maps_out *o, unsigned int from, unsigned int to)
+{
+	for (unsigned int sub = from; sub <= to; sub++)
+		if (names[sub].name[0])
+			out(o, "event %u %s %s\n", sub, names[sub].name, names[sub].format);
+}
+
+static KT_NOTRACE int open_maps(const char *dir, struct maps_out *o)
+{
+	char path[PATH_MAX];
+	pid_t pid = getpid();
+	bool first = maps_pid != pid;
+
+	snprintf(path, sizeof(path), "%s/trace.pid%u.maps", dir, (unsigned int)pid);
+	o->len = 0;
+	o->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (first ? O_TRUNC : 0), 0644);
+	if (o->fd < 0)
+		return -1;
+	if (first) {
+		char comm[17] = "";
+
+		prctl(PR_GET_NAME, comm);
+		out(o, "# libktrace: pid %u (%s); see dtrace(1)\n", (unsigned int)pid, comm);
+		maps_pid = pid;
+	}
+	return 0;
+}
+
+static KT_NOTRACE int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		*(unsigned long long *)arg = info->dlpi_adds + info->dlpi_subs;
+	return 1;			/* the first object says it */
+}
+
+KT_NOTRACE bool kt_maps_changed(void)
+{
+	unsigned long long loads = 0;
+
+	dl_iterate_phdr(count_loads, &loads);
+	return loads != __atomic_load_n(&maps_loads, __ATOMIC_RELAXED);
+}
+
+KT_NOTRACE void kt_maps_snapshot(const char *dir, uint64_t tsc)
+{
+	static struct maps_out o;	/* 8 KiB: not on a thread's stack */
+	unsigned long long loads = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	dl_iterate_phdr(count_loads, &loads);
+	maps_loads = loads;
+	if (open_maps(dir, &o) == 0) {
+		out(&o, "snapshot %llu\n", (unsigned long long)tsc);
+		dl_iterate_phdr(put_object, &o);
+		put_proc_maps(&o);
+		put_names(&o, 1, 255);
+		out_flush(&o);
+		close(o.fd);
+	}
+	pthread_mutex_unlock(&maps_lock);
+}
+
+/* In a fork child: the lock may have been held by a thread of the parent. */
+KT_NOTRACE void kt_maps_fork_child(void)
+{
+	pthread_mutex_init(&maps_lock, NULL);
+}
+
+KT_NOTRACE int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,
+				const char *format)
+{
+	static struct maps_out o;
+
+	if (strlen(name) >= NAME_MAX_LEN || strlen(format) >= FORMAT_MAX_LEN ||
+	    strchr(format, '\n'))
+		return -1;
+	pthread_mutex_lock(&maps_lock);
+	strcpy(names[sub].name, name);
+	strcpy(names[sub].format, format);
+	/* before the process's first snapshot, that one writes it */
+	if (maps_pid == getpid() && open_maps(dir, &o) == 0) {
+		put_names(&o, sub, sub);
+		out_flush(&o);
+		close(o.fd);
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return 0;
+}

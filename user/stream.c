@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0
+/*
+ * stream: per-thread streams of libktrace, the writer thread, and what
+ * happens at fork, thread exit, exit() and fatal signals.
+ *
+ * Streams are never freed: a thread that exits writes the rest of its
+ * records, closes its file and leaves its stream (and its ring, already
+ * paged in) to the next thread that starts recording.  So the list of
+ * streams only grows, without locks, and the writer and the signal-time
+ * flush can walk it at any moment.
+ *
+ * Who writes a stream's file holds the stream's @lock (the holder's tid):
+ * the writer thread normally, the owner when its ring is full and the
+ * writer is behind (or absent: after fork, until the child's own writer
+ * starts), the exiting thread, and a flush.  A thread never waits for a
+ * lock it holds itself (a signal handler that interrupted its own write).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libktrace.h"
+
+#define DEFAULT_DIR		"ktrace.data"
+#define DEFAULT_RECORDS		65536
+#define MIN_RECORDS		1024
+#define MAX_RECORDS		(1u << 24)
+#define WRITER_PERIOD_MS	100	/* low-rate streams reach the file this often */
+#define LOCK_WAIT_MS		2000	/* a flush gives up on a stuck stream */
+
+__thread struct kt_stream *kt_self __attribute__((tls_model("initial-exec")));
+/* the thread does not record: it failed to start, or it is ending */
+static __thread bool thread_off __attribute__((tls_model("initial-exec")));
+/* starting its stream: records of signal handlers now are counted as lost */
+static __thread bool thread_starting __attribute__((tls_model("initial-exec")));
+static __thread uint64_t start_lost __attribute__((tls_model("initial-exec")));
+
+static struct {
+	pthread_once_t once;
+	char dir[PATH_MAX];		/* absolute: the program may chdir() */
+	uint64_t records;		/* ring size */
+	bool drop;			/* KTRACE_USER_DROP */
+	bool off;			/* nothing can be recorded */
+	uint64_t tsc_hz;
+	bool tsc_invariant;
+	pthread_key_t key;		/* its destructor ends a thread's stream */
+	pid_t pid;			/* the process that set up the below */
+	struct kt_stream *streams;	/* list head */
+	pthread_t writer;
+	bool writer_running;
+	int kick;			/* futex: records to write */
+	int writer_sleeping;
+	int final;			/* the process is going: writer, stop */
+} kt = { .once = PTHREAD_ONCE_INIT };
+
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction old_actions[3];
+
+static KT_NOTRACE pid_t gettid_raw(void)
+{
+	return syscall(SYS_gettid);
+}
+
+static KT_NOTRACE void futex_wake(void *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static KT_NOTRACE void futex_wait(void *addr, int val, long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static KT_NOTRACE void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* One write(), no stdio: this may run in a signal handler. */
+static KT_NOTRACE void warn(const char *what, const char *path, int err)
+{
+	char buf[PATH_MAX + 128];
+	int len = snprintf(buf, sizeof(buf), "libktrace: %s%s%s%s%s\n", path ? path : "",
+			   path ? ": " : "", what, err ? ": " : "", err ? strerror(err) : "");
+
+	if (write(STDERR_FILENO, buf, len > (int)sizeof(buf) ? (int)sizeof(buf) : len) < 0)
+		return;
+}
+
+/* ---- the file side ------------------------------------------------------- */
+
+static KT_NOTRACE bool stream_trylock(struct kt_stream *s, int tid)
+{
+	int unlocked = 0;
+
+	return __atomic_compare_exchange_n(&s->lock, &unlocked, tid, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static KT_NOTRACE void stream_unlock(struct kt_stream *s)
+{
+	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Wait for the lock, unless this thread holds it: then false. */
+static KT_NOTRACE bool stream_lock(struct kt_stream *s, int tid)
+{
+	for (int ms = 0; !stream_trylock(s, tid); ms++) {
+		if (__atomic_load_n(&s->lock, __ATOMIC_RELAXED) == tid || ms > LOCK_WAIT_MS)
+			return false;
+		sleep_ms(1);
+	}
+	return true;
+}
+
+/*
+ * Write the committed records to the file; the lock is held.  In pieces
+ * of an eighth of the ring, each freed as soon as it is written: a thread
+ * waiting for room goes on early.
+ */
+static KT_NOTRACE int write_out(struct kt_stream *s)
+{
+	uint64_t end = __atomic_load_n(&s->committed, __ATOMIC_ACQUIRE);
+	uint64_t pos = s->done, size = s->mask + 1;
+	int ret;
+
+	while (pos < end) {
+		uint64_t first = pos & s->mask;
+		uint64_t nr = end - pos < size - first ? end - pos : size - first;
+
+		if (nr > size / 8)
+			nr = size / 8;
+		if (!s->failed) {
+			ret = ktfile_append(&s->file, s->ring + first, nr);
+			if (ret < 0) {
+				warn("cannot write; recording of this thread stops", s->path, -ret);
+				s->failed = true;
+			}
+		}
+		pos += nr;
+		__atomic_store_n(&s->done, pos, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&s->done_seq, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&s->waiting, __ATOMIC_RELAXED))
+			futex_wake(&s->done_seq);
+	}
+	return s->failed ? -1 : 0;
+}
+
+/* ---- the writer thread -------------------------------------------------- */
+
+static KT_NOTRACE void kick_writer(void)
+{
+	__atomic_fetch_add(&kt.kick, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&kt.writer_sleeping, __ATOMIC_RELAXED))
+		futex_wake(&kt.kick);
+}
+
+static KT_NOTRACE void *writer_main(void *arg)
+{
+	int tid = gettid_raw();
+
+	prctl(PR_SET_NAME, "ktrace-writer");
+	while (!__atomic_load_n(&kt.final, __ATOMIC_ACQUIRE)) {
+		int kick = __atomic_load_n(&kt.kick, __ATOMIC_SEQ_CST);
+
+		for (struct kt_stream *s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE);
+		     s && !__atomic_load_n(&kt.final, __ATOMIC_ACQUIRE); s = s->next) {
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != KT_LIVE ||
+			    __atomic_load_n(&s->committed, __ATOMIC_RELAXED) == s->done ||
+			    !stream_trylock(s, tid))
+				continue;
+			if (s->state == KT_LIVE)
+				write_out(s);
+			stream_unlock(s);
+		}
+		/* a library loaded since the last map: it gets one before it is gone */
+		if (kt_maps_changed())
+			kt_maps_snapshot(kt.dir, kt_rdtsc());
+		__atomic_store_n(&kt.writer_sleeping, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&kt.kick, __ATOMIC_SEQ_CST) == kick)
+			futex_wait(&kt.kick, kick, WRITER_PERIOD_MS);
+		__atomic_store_n(&kt.writer_sleeping, 0, __ATOMIC_RELAXED);
+	}
+	return arg;
+}
+
+/* The writer gets no signals: the process's handlers run in its threads. */
+static KT_NOTRACE void start_writer(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	kt.writer_running = pthread_create(&kt.writer, NULL, writer_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (kt.writer_running)
+		pthread_detach(kt.writer);
+}
+
+/* ---- the slow path --------------------------------------------------------- */
+
+/* The ring is full: write it ourselves, or wait for the writer to. */
+static KT_NOTRACE void wait_for_room(struct kt_stream *s)
+{
+	uint32_t seq = __atomic_load_n(&s->done_seq, __ATOMIC_SEQ_CST);
+
+	if (stream_trylock(s, s->tid)) {
+		write_out(s);
+		stream_unlock(s);
+		return;
+	}
+	kick_writer();
+	/* the writer frees a piece in tens of microseconds: spin that long first */
+	for (uint64_t until = kt_rdtsc() + kt.tsc_hz / 20000; kt_rdtsc() < until; ) {
+		if (__atomic_load_n(&s->done_seq, __ATOMIC_ACQUIRE) != seq)
+			return;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	__atomic_store_n(&s->waiting, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->done_seq, __ATOMIC_SEQ_CST) == seq)
+		futex_wait(&s->done_seq, seq, 10);
+	__atomic_store_n(&s->waiting, 0, __ATOMIC_RELAXED);
+}
+
+KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
+{
+	uint64_t size = s->mask + 1, done, lost, tsc;
+
+	for (;;) {
+		h = s->head;
+		done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
+		if (h + n + (s->lost ? 1 : 0) > done + size) {
+			/*
+			 * Full.  Wait only where the records below head are
+			 * whole (we interrupted no record of this thread) and
+			 * can be written.
+			 */
+			if (kt.drop || s->nest > 1 || s->failed) {
+				__atomic_fetch_add(&s->lost, n, __ATOMIC_RELAXED);
+				return false;
+			}
+			__atomic_store_n(&s->committed, s->head, __ATOMIC_RELEASE);
+			wait_for_room(s);
+			continue;
+		}
+		if (!s->lost)
+			break;
+		/* the lost marker first, reserved like a record */
+		lost = __atomic_exchange_n(&s->lost, 0, __ATOMIC_RELAXED);
+		tsc = kt_rdtsc();
+		if (tsc < s->last_tsc)
+			tsc = s->last_tsc;
+		if (!kt_cas_local(&s->head, h, h + 1)) {
+			__atomic_fetch_add(&s->lost, lost, __ATOMIC_RELAXED);
+			continue;	/* a handler came in between: again */
+		}
+		s->last_tsc = tsc;
+		kt_put(&s->ring[h & s->mask], tsc, KTRACE_META_LOST, 0, (uint32_t)lost,
+		       (uint32_t)(lost >> 32));
+		h++;
+		break;
+	}
+	/* the writer starts when half the ring waits, the wait when it is full */
+	if (h + n > done + size / 2) {
+		if (kt.writer_running)
+			kick_writer();
+		s->limit = done + size;
+	} else {
+		s->limit = done + size / 2;
+	}
+	return true;
+}
+
+/* ---- process set-up ------------------------------------------------------ */
+
+static KT_NOTRACE uint64_t env_number(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	if (errno || *end) {
+		warn("not a number, ignored", name, 0);
+		return dflt;
+	}
+	return n;
+}
+
+static KT_NOTRACE bool tsc_is_invariant(void)
+{
+	char buf[16384];
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, " constant_tsc") && strstr(buf, " nonstop_tsc");
+}
+
+static KT_NOTRACE int mkdir_p(char *path)
+{
+	for (char *p = path + 1; ; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			*p = c;
+			return -1;
+		}
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
+static KT_NOTRACE void on_fatal_signal(int sig, siginfo_t *info, void *uc)
+{
+	unsigned int i;
+	int saved_errno = errno;
+
+	for (i = 0; i < 3 && fatal_signals[i] != sig; i++)
+		;
+	if (i == 3)
+		return;
+	if (old_actions[i].sa_handler == SIG_DFL) {
+		/* we die of it: flush, then let the default action happen */
+		kt_flush_all(true);
+		sigaction(sig, &old_actions[i], NULL);
+		raise(sig);		/* blocked in here: delivered on return */
+	} else {
+		kt_flush_all(false);
+		if (old_actions[i].sa_flags & SA_SIGINFO)
+			old_actions[i].sa_sigaction(sig, info, uc);
+		else
+			old_actions[i].sa_handler(sig);
+	}
+	errno = saved_errno;
+}
+
+static KT_NOTRACE void catch_fatal_signals(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_fatal_signal,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+
+	/* one flush at a time */
+	sigemptyset(&sa.sa_mask);
+	for (unsigned int i = 0; i < 3; i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	for (unsigned int i = 0; i < 3; i++) {
+		if (sigaction(fatal_signals[i], NULL, &old_actions[i]) < 0 ||
+		    old_actions[i].sa_handler == SIG_IGN)
+			continue;	/* ignored: it will not end the process */
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+static KT_NOTRACE void end_thread(void *arg);
+static KT_NOTRACE void at_exit(void);
+static KT_NOTRACE void at_fork_child(void);
+
+/* Once per program (not per fork: the child inherits all of it). */
+static KT_NOTRACE void setup_program(void)
+{
+	const char *dir = getenv("KTRACE_USER_DIR");
+	uint64_t records = env_number("KTRACE_USER_BUF", DEFAULT_RECORDS);
+	char abs_dir[PATH_MAX];
+
+	snprintf(kt.dir, sizeof(kt.dir), "%s", dir && *dir ? dir : DEFAULT_DIR);
+	if (records < MIN_RECORDS || records > MAX_RECORDS) {
+		warn("out of range (1024-16777216), using 65536", "KTRACE_USER_BUF", 0);
+		records = DEFAULT_RECORDS;
+	}
+	kt.records = 1;
+	while (kt.records < records)
+		kt.records <<= 1;
+	kt.drop = env_number("KTRACE_USER_DROP", 0) != 0;
+	kt.tsc_hz = env_number("KTRACE_TSC_HZ", 0);
+	if (!kt.tsc_hz)
+		kt.tsc_hz = ktfile_tsc_hz();
+	kt.tsc_invariant = tsc_is_invariant();
+	if (mkdir_p(kt.dir) < 0 || !realpath(kt.dir, abs_dir) || !kt.tsc_hz ||
+	    pthread_key_create(&kt.key, end_thread) != 0) {
+		warn("cannot record", kt.dir, errno);
+		kt.off = true;
+		return;
+	}
+	strcpy(kt.dir, abs_dir);
+	atexit(at_exit);
+	pthread_atfork(NULL, NULL, at_fork_child);
+	catch_fatal_signals();
+}
+
+/* Once per process: its map file and its writer. */
+static KT_NOTRACE void setup_process(void)
+{
+	kt.pid = getpid();
+	kt_maps_snapshot(kt.dir, kt_rdtsc());
+	start_writer();
+}
+
+/* ---- streams ----------------------------------------------------------------- */
+
+static KT_NOTRACE struct kt_stream *claim_stream(void)
+{
+	size_t ring_bytes = kt.records * sizeof(struct ktrace_record);
+	struct kt_stream *s;
+
+	for (s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE); s; s = s->next) {
+		int free_state = KT_FREE;
+
+		if (s->mask + 1 == kt.records &&
+		    __atomic_compare_exchange_n(&s->state, &free_state, KT_LIVE, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return s;
+	}
+	/* mmap, not malloc: the first record may be in a signal handler */
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return NULL;
+	s->ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->ring == MAP_FAILED) {
+		munmap(s, sizeof(*s));
+		return NULL;
+	}
+	/*
+	 * Written now, not when recording: a page fault per 170 records costs
+	 * more than they do (and MAP_POPULATE is not enough where a virtual
+	 * machine's host backs a page only when it is first written).
+	 */
+	memset(s->ring, 0, ring_bytes);
+	s->mask = kt.records - 1;
+	s->state = KT_LIVE;
+	s->next = __atomic_load_n(&kt.streams, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&kt.streams, &s->next, s, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	return s;
+}
+
+static KT_NOTRACE struct kt_stream *open_stream(void)
+{
+	struct ktfile_header h;
+	struct kt_stream *s = claim_stream();
+	int ret;
+
+	if (!s)
+		return NULL;
+	ktfile_header_init(&h, -1, kt.tsc_hz, kt.tsc_invariant,
+			   KTRACE_GRP_user | KTRACE_GRP_func);
+	s->tid = h.tid;
+	s->head = s->committed = s->done = 0;
+	s->last_tsc = h.ref_tsc;
+	s->nest = 0;
+	s->lost = 0;
+	s->limit = (s->mask + 1) / 2;
+	s->failed = false;
+	s->lock = 0;
+	snprintf(s->path, sizeof(s->path), "%.*s/trace.pid%u.tid%u", PATH_MAX - 64, kt.dir,
+		 h.pid, h.tid);
+	ret = ktfile_create(&s->file, s->path, &h);
+	if (ret < 0) {
+		warn("cannot create", s->path, -ret);
+		__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	return s;
+}
+
+KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
+{
+	struct kt_stream *s;
+
+	if (thread_off)
+		return NULL;
+	if (thread_starting) {	/* a signal handler, or what we call, records */
+		start_lost += n;
+		return NULL;
+	}
+	thread_starting = true;
+	kt_barrier();
+	/* a signal handler may have started it since our caller looked */
+	s = kt_self;
+	if (!s) {
+		pthread_once(&kt.once, setup_program);
+		if (!kt.off && kt.pid != getpid())
+			setup_process();
+		s = kt.off ? NULL : open_stream();
+		if (s) {
+			pthread_setspecific(kt.key, s);
+			kt_self = s;
+		} else {
+			thread_off = true;	/* no retry at every record */
+		}
+	}
+	kt_barrier();
+	thread_starting = false;
+	kt_barrier();
+	if (s && start_lost) {
+		/* the next record takes the slow path, which marks them */
+		__atomic_fetch_add(&s->lost, __atomic_exchange_n(&start_lost, 0, __ATOMIC_RELAXED),
+				   __ATOMIC_RELAXED);
+		s->limit = 0;
+	}
+	return s;
+}
+
+/*
+ * Records dropped since the last marker, when no record will follow to
+ * carry it: straight to the file, after the rest.  The lock is held.
+ */
+static KT_NOTRACE void write_lost(struct kt_stream *s)
+{
+	uint64_t lost = __atomic_exchange_n(&s->lost, 0, __ATOMIC_RELAXED);
+	struct ktrace_record r;
+	uint64_t tsc = kt_rdtsc();
+
+	if (!lost || s->failed)
+		return;
+	kt_put(&r, tsc < s->last_tsc ? s->last_tsc : tsc, KTRACE_META_LOST, 0,
+	       (uint32_t)lost, (uint32_t)(lost >> 32));
+	if (ktfile_append(&s->file, &r, 1) < 0)
+		s->failed = true;
+}
+
+/* Write what is left of @s and free it for another thread; lock held. */
+static KT_NOTRACE void close_stream(struct kt_stream *s)
+{
+	int ret;
+
+	write_out(s);
+	write_lost(s);
+	ret = ktfile_close(&s->file);
+	if (ret < 0 && !s->failed)
+		warn("close", s->path, -ret);
+	__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
+}
+
+/* Thread exit (the key's destructor): its file is complete when it is joined. */
+static KT_NOTRACE void end_thread(void *arg)
+{
+	struct kt_stream *s = arg;
+
+	/* records of destructors that run after this one are not kept */
+	thread_off = true;
+	kt_self = NULL;
+	if (s->nest == 0)	/* else the thread left from a signal handler mid-record */
+		__atomic_store_n(&s->committed, s->head, __ATOMIC_RELEASE);
+	if (!stream_lock(s, s->tid)) {
+		warn("stream busy at thread exit; its last records are lost", s->path, 0);
+		return;
+	}
+	close_stream(s);
+	stream_unlock(s);
+}
+
+KT_NOTRACE int kt_flush_all(bool final)
+{
+	struct kt_stream *me = kt_self;
+	int tid = gettid_raw(), ret = 0;
+
+	if (!kt.pid || kt.pid != getpid())
+		return 0;		/* nothing recorded in this process */
+	if (final)
+		__atomic_store_n(&kt.final, 1, __ATOMIC_RELEASE);
+	/* our own records are whole unless a signal interrupted one */
+	if (me && me->nest == 0)
+		__atomic_store_n(&me->committed, me->head, __ATOMIC_RELEASE);
+	for (struct kt_stream *s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE); s; s = s->next) {
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != KT_LIVE)
+			continue;
+		if (!stream_lock(s, tid)) {
+			ret = -1;
+			continue;
+		}
+		if (s->state == KT_LIVE && write_out(s) < 0)
+			ret = -1;
+		if (final && s->state == KT_LIVE)
+			write_lost(s);
+		stream_unlock(s);
+	}
+	return ret;
+}
+
+static KT_NOTRACE void at_exit(void)
+{
+	kt_flush_all(true);
+	kt_maps_snapshot(kt.dir, kt_rdtsc());
+}
+
+/* Records after the atexit handlers (destructors of other objects). */
+static KT_NOTRACE __attribute__((destructor)) void at_unload(void)
+{
+	kt_flush_all(true);
+}
+
+/*
+ * The child has one thread, this one, and a copy of the parent's streams
+ * (files, rings, locks held by threads that are not here): drop them all;
+ * the child's records go to new files, written by its own writer.
+ */
+static KT_NOTRACE void at_fork_child(void)
+{
+	for (struct kt_stream *s = kt.streams; s; s = s->next) {
+		if (s->state == KT_LIVE)
+			close(s->file.fd);
+		s->lock = 0;
+		s->state = KT_FREE;
+	}
+	kt_maps_fork_child();
+	kt_self = NULL;
+	thread_off = false;
+	thread_starting = false;
+	start_lost = 0;
+	kt.pid = 0;
+	kt.writer_running = false;
+	kt.final = 0;
+	kt.kick = 0;
+	kt.writer_sleeping = 0;
+}
+
+/* ---- the API -------------------------------------------------------------- */
+
+__attribute__((visibility("default"))) KT_NOTRACE
+void ktrace_user_event(unsigned int sub, uint32_t arg1, uint32_t arg2)
+{
+	kt_record(KTRACE_CODE(KTRACE_GRP_user, sub & 0xff), arg1, arg2, false, 0, 0);
+}
+
+__attribute__((visibility("default"))) KT_NOTRACE
+int ktrace_user_name(unsigned int sub, const char *name, const char *format)
+{
+	if (sub < 1 || sub > 255 || !name || !*name || strpbrk(name, " \t\n:"))
+		return -1;
+	pthread_once(&kt.once, setup_program);
+	if (kt.off)
+		return -1;
+	return kt_maps_add_name(kt.dir, sub, name, format ? format : "");
+}
+
+__attribute__((visibility("default"))) KT_NOTRACE
+int ktrace_user_flush(void)
+{
+	int ret = kt_flush_all(false);
+
+	if (kt.pid == getpid())
+		kt_maps_snapshot(kt.dir, kt_rdtsc());
+	return ret;
+}

@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: GPL-2.0
+# user: libktrace (static and shared, with its header and pkg-config file),
+# the ktrace-run command and the programs the user tests and bench trace.
+# Owned by user/; included by the top-level Makefile after dtrace/dtrace.mk.
+#
+#   build/tools/libktrace.so.0, libktrace.so -> it, libktrace.a, ktrace.pc
+#   build/tools/ktrace-run
+#   build/tests/user/*      make user-test-progs (the host tests do)
+#
+# The library's objects are built position-independent with hidden
+# visibility: it exports ktrace_user_*() and the -finstrument-functions
+# hooks, nothing else (lib/ktfile_write.c goes in, hidden).
+
+LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c lib/ktfile_write.c
+LIBKTRACE_OBJS	:= $(LIBKTRACE_SRCS:%.c=$(O)/obj/pic/%.o)
+LIBKTRACE_HDRS	:= $(LIB_HDRS) user/libktrace.h user/ktrace_user.h
+LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
+LIBKTRACE_A	:= $(O)/tools/libktrace.a
+USER_CFLAGS	:= $(CFLAGS) $(KT_CFLAGS) -fPIC -fvisibility=hidden -pthread -Iuser
+TOOLS		+= $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) \
+		   $(O)/tools/ktrace.pc $(O)/tools/ktrace-run
+
+$(O)/obj/pic/%.o: %.c $(LIBKTRACE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -c -o $@ $<
+
+$(LIBKTRACE_SO): $(LIBKTRACE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -shared -Wl,-soname,libktrace.so.0 -Wl,-z,defs \
+		-o $@ $^
+
+$(O)/tools/libktrace.so: $(LIBKTRACE_SO)
+	ln -sf libktrace.so.0 $@
+
+$(LIBKTRACE_A): $(LIBKTRACE_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(O)/tools/ktrace.pc: user/ktrace.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+$(O)/tools/ktrace-run: user/ktrace-run.c $(LIB_HDRS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+
+.PHONY: install-user
+install-user: $(LIBKTRACE_SO) $(LIBKTRACE_A) $(O)/tools/ktrace-run
+	install -D -m 755 $(LIBKTRACE_SO) $(DESTDIR)$(PREFIX)/lib/libktrace.so.0
+	ln -sf libktrace.so.0 $(DESTDIR)$(PREFIX)/lib/libktrace.so
+	install -D -m 644 $(LIBKTRACE_A) $(DESTDIR)$(PREFIX)/lib/libktrace.a
+	install -D -m 644 user/ktrace_user.h $(DESTDIR)$(PREFIX)/include/ktrace_user.h
+	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' user/ktrace.pc.in \
+		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/ktrace.pc
+	install -D -m 755 $(O)/tools/ktrace-run $(DESTDIR)$(PREFIX)/bin/ktrace-run
+	install -D -m 644 user/ktrace-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/ktrace-run.1
+
+# ---- programs to trace: tests/user/*.c --------------------------------------
+#
+# calls: threads, recursion, a shared library (libcalls.so), fork, an
+# inlined function and a .cold part; built PIE (calls), not PIE
+# (calls-nopie) and stripped with its debug info apart (calls-stripped +
+# calls-stripped.debug, found by debuglink); all with -finstrument-functions
+# and linked with nothing of ours: LD_PRELOAD brings libktrace.
+UT		:= $(O)/tests/user
+UT_FLAGS	:= -O2 -g -finstrument-functions -pthread
+USER_TEST_PROGS	:= $(UT)/libcalls.so $(UT)/calls $(UT)/calls-nopie $(UT)/calls-stripped \
+		   $(UT)/events $(UT)/events-static $(UT)/sigstress $(UT)/jumps $(UT)/loop \
+		   $(UT)/loop-plain $(UT)/loop-pg $(UT)/kfake $(UT)/dlopen \
+		   $(if $(shell command -v $(CXX)),$(UT)/exceptions)
+
+.PHONY: user-test-progs
+user-test-progs: $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) $(O)/tools/dtrace \
+		 $(O)/tools/ktrace-run $(USER_TEST_PROGS)
+
+$(UT)/libcalls.so: tests/user/libcalls.c tests/user/calls.h
+	@mkdir -p $(@D)
+	$(CC) $(UT_FLAGS) -fPIC -shared -o $@ $<
+
+$(UT)/calls: tests/user/calls.c tests/user/calls.h $(UT)/libcalls.so
+	@mkdir -p $(@D)
+	$(CC) $(UT_FLAGS) -pie -fPIE -o $@ $< -L$(UT) -lcalls -Wl,-rpath,'$$ORIGIN'
+
+$(UT)/calls-nopie: tests/user/calls.c tests/user/calls.h $(UT)/libcalls.so
+	@mkdir -p $(@D)
+	$(CC) $(UT_FLAGS) -no-pie -fno-PIE -o $@ $< -L$(UT) -lcalls -Wl,-rpath,'$$ORIGIN'
+
+$(UT)/calls-stripped: $(UT)/calls
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
+
+# TRACE() events, linked with the shared library, and with the static one
+$(UT)/events: tests/user/events.c user/ktrace_user.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -pthread -Iuser -o $@ $< -L$(O)/tools -lktrace \
+		-Wl,-rpath,'$$ORIGIN/../../tools'
+
+$(UT)/events-static: tests/user/events.c user/ktrace_user.h $(LIBKTRACE_A)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -pthread -Iuser -o $@ $< $(LIBKTRACE_A)
+
+$(UT)/sigstress: tests/user/sigstress.c user/ktrace_user.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -pthread -Iuser -o $@ $< -L$(O)/tools -lktrace \
+		-Wl,-rpath,'$$ORIGIN/../../tools'
+
+$(UT)/dlopen: tests/user/dlopen.c
+	@mkdir -p $(@D)
+	$(CC) $(UT_FLAGS) -o $@ $<
+
+$(UT)/exceptions: tests/user/exceptions.cc
+	@mkdir -p $(@D)
+	$(CXX) $(UT_FLAGS) -o $@ $<
+
+$(UT)/jumps: tests/user/jumps.c
+	@mkdir -p $(@D)
+	$(CC) $(UT_FLAGS) -o $@ $<
+
+# the bench loop: instrumented (ktrace, LTTng), -pg (uftrace), and plain
+$(UT)/loop: tests/user/loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -finstrument-functions -o $@ $<
+
+$(UT)/loop-pg: tests/user/loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -pg -o $@ $<
+
+$(UT)/loop-plain: tests/user/loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -o $@ $<
+
+# writes a kernel stream for a user one, to test the merged call tree
+$(UT)/kfake: tests/user/kfake.c $(LIB_HDRS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
