@@ -19,6 +19,7 @@ include lib/lib.mk
 include ktrace/ktrace.mk
 include dtrace/dtrace.mk
 include user/user.mk
+include install.mk
 include tests/tests.mk
 include scripts/kernel.mk
 

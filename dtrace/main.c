@@ -2,8 +2,17 @@
 /*
  * dtrace: merge ktrace trace files by time stamp and print the events.
  *
- * This file has the options, the merge and the filters; the formats are in
- * text.c and summary.c, the threads that run them in pipeline.c.
+ * This file has the options and the loop that merges (lib/merge.c) and
+ * filters the events for the output format (struct dtrace_format):
+ *
+ *   text.c                  one line per event (the default)
+ *   summary.c               -S
+ *   calltree.c, flat.c,     --calltree, --flat, --callgraph: user threads'
+ *   callgraph.c             calls, kept by calls.c, named by symbols.c
+ *   ctf.c, perfetto.c       --format=ctf, --format=perfetto (fields.c names
+ *                           the events' arguments)
+ *
+ * pipeline.c runs the text format on worker threads; out.c buffers output.
  */
 #include <getopt.h>
 #include <stdarg.h>

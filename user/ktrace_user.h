@@ -4,7 +4,7 @@
  * trace files, on the same clock (the TSC) as the kernel's records, so that
  * dtrace shows both on one timeline.
  *
- *	#include <ktrace_user.h>		(pkg-config --cflags --libs ktrace)
+ *	#include <ktrace_user.h>		(pkg-config --cflags --libs libktrace)
  *
  *	KTRACE_USER_NAME(REQ_START, "req_start", "request %u, %u bytes");
  *	TRACE(REQ_START, id, len);

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-# user: libktrace (static and shared, with its header and pkg-config file),
-# the ktrace-run command and the programs the user tests and bench trace.
+# user: libktrace (static and shared), the ktrace-run command and the
+# programs the user tests and bench trace.  install.mk installs them, with
+# ktrace_user.h and libktrace.pc (from user/libktrace.pc.in).
 # Owned by user/; included by the top-level Makefile after dtrace/dtrace.mk.
 #
-#   build/tools/libktrace.so.0, libktrace.so -> it, libktrace.a, ktrace.pc
+#   build/tools/libktrace.so.0, libktrace.so -> it, libktrace.a
 #   build/tools/ktrace-run
 #   build/tests/user/*      make user-test-progs (the host tests do)
 #
@@ -18,7 +19,7 @@ LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
 LIBKTRACE_A	:= $(O)/tools/libktrace.a
 USER_CFLAGS	:= $(CFLAGS) $(KT_CFLAGS) -fPIC -fvisibility=hidden -pthread -Iuser
 TOOLS		+= $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) \
-		   $(O)/tools/ktrace.pc $(O)/tools/ktrace-run
+		   $(O)/tools/ktrace-run
 
 $(O)/obj/pic/%.o: %.c $(LIBKTRACE_HDRS)
 	@mkdir -p $(@D)
@@ -37,25 +38,9 @@ $(LIBKTRACE_A): $(LIBKTRACE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(O)/tools/ktrace.pc: user/ktrace.pc.in Makefile
-	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
-
 $(O)/tools/ktrace-run: user/ktrace-run.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
-
-.PHONY: install-user
-install-user: $(LIBKTRACE_SO) $(LIBKTRACE_A) $(O)/tools/ktrace-run
-	install -D -m 755 $(LIBKTRACE_SO) $(DESTDIR)$(PREFIX)/lib/libktrace.so.0
-	ln -sf libktrace.so.0 $(DESTDIR)$(PREFIX)/lib/libktrace.so
-	install -D -m 644 $(LIBKTRACE_A) $(DESTDIR)$(PREFIX)/lib/libktrace.a
-	install -D -m 644 user/ktrace_user.h $(DESTDIR)$(PREFIX)/include/ktrace_user.h
-	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' user/ktrace.pc.in \
-		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/ktrace.pc
-	install -D -m 755 $(O)/tools/ktrace-run $(DESTDIR)$(PREFIX)/bin/ktrace-run
-	install -D -m 644 user/ktrace-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/ktrace-run.1
 
 # ---- programs to trace: tests/user/*.c --------------------------------------
 #

@@ -13,9 +13,6 @@ diff -u "$TMP/exports.want" "$TMP/exports" >"$TMP/exports.diff"
 ok $? "libktrace.so exports the API and the hooks, nothing else" "$(cat "$TMP/exports.diff")"
 readelf -d "$LIBKTRACE" | grep -q 'SONAME.*\[libktrace\.so\.0\]'
 ok $? "libktrace.so has soname libktrace.so.0"
-libs=$(PKG_CONFIG_PATH=$ROOT/$O/tools pkg-config --cflags --libs ktrace 2>&1)
-[[ "$libs" == *-lktrace* && "$libs" == *-I* ]]
-ok $? "pkg-config ktrace gives -I and -lktrace" "$libs"
 
 # ---- threads, names, the file header ----
 out=$(traced "$TMP/thr" "$UT/events" threads 4 50000)

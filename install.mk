@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+# install: `make install` and `make uninstall`, with PREFIX (default
+# /usr/local) and DESTDIR; the one place that says what goes where:
+#
+#   bin/                 ktrace, dtrace, ktrace-run
+#   lib/                 libktrace.so.$(VERSION), libktrace.so.0 and
+#                        libktrace.so -> it, libktrace.a,
+#                        pkgconfig/libktrace.pc
+#   include/             ktrace_user.h; ktrace/linux/ktrace.h and
+#                        ktrace_events.h (the ABI: libktrace.pc adds
+#                        -I$(PREFIX)/include/ktrace for <linux/ktrace.h>)
+#   share/man/           man1/ktrace.1 dtrace.1 ktrace-run.1, man3/libktrace.3
+#   share/ktrace/        ktrace.patch and series/NNNN-*.patch (make patch)
+#
+# uninstall removes these files, and the directories that are ktrace's own
+# (include/ktrace, share/ktrace) when nothing else is left in them.  The
+# .pc file is written at install time, so it names the PREFIX installed to;
+# with DESTDIR, PKG_CONFIG_SYSROOT_DIR=$(DESTDIR) finds the staged tree.
+
+KT_BINDIR	= $(DESTDIR)$(PREFIX)/bin
+KT_LIBDIR	= $(DESTDIR)$(PREFIX)/lib
+KT_INCDIR	= $(DESTDIR)$(PREFIX)/include
+KT_MANDIR	= $(DESTDIR)$(PREFIX)/share/man
+KT_DATADIR	= $(DESTDIR)$(PREFIX)/share/ktrace
+INSTALL		?= install
+LDCONFIG	?= ldconfig
+
+# Every file but the patch series, whose names come from make patch.
+KT_INSTALLED	= $(addprefix $(KT_BINDIR)/,ktrace dtrace ktrace-run) \
+		  $(addprefix $(KT_LIBDIR)/,libktrace.so.$(VERSION) libktrace.so.0 \
+			libktrace.so libktrace.a pkgconfig/libktrace.pc) \
+		  $(KT_INCDIR)/ktrace_user.h \
+		  $(addprefix $(KT_INCDIR)/ktrace/linux/,ktrace.h ktrace_events.h) \
+		  $(addprefix $(KT_MANDIR)/man1/,ktrace.1 dtrace.1 ktrace-run.1) \
+		  $(KT_MANDIR)/man3/libktrace.3 $(KT_DATADIR)/ktrace.patch
+
+# Where the system's dynamic linker looks (no DESTDIR, as root), refresh
+# its cache.
+KT_LDCONFIG	= @[ -n "$(DESTDIR)" ] || [ "$$(id -u)" != 0 ] || $(LDCONFIG)
+
+.PHONY: install uninstall
+install: tools patch
+	$(INSTALL) -d $(KT_BINDIR) $(KT_LIBDIR)/pkgconfig $(KT_INCDIR)/ktrace/linux \
+		$(KT_MANDIR)/man1 $(KT_MANDIR)/man3 $(KT_DATADIR)/series
+	$(INSTALL) -m 755 $(O)/tools/ktrace $(O)/tools/dtrace $(O)/tools/ktrace-run $(KT_BINDIR)
+	$(INSTALL) -m 755 $(LIBKTRACE_SO) $(KT_LIBDIR)/libktrace.so.$(VERSION)
+	ln -sfn libktrace.so.$(VERSION) $(KT_LIBDIR)/libktrace.so.0
+	ln -sfn libktrace.so.0 $(KT_LIBDIR)/libktrace.so
+	$(INSTALL) -m 644 $(LIBKTRACE_A) $(KT_LIBDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' user/libktrace.pc.in \
+		>$(KT_LIBDIR)/pkgconfig/libktrace.pc
+	$(INSTALL) -m 644 user/ktrace_user.h $(KT_INCDIR)
+	$(INSTALL) -m 644 include/uapi/linux/ktrace.h include/uapi/linux/ktrace_events.h \
+		$(KT_INCDIR)/ktrace/linux
+	$(INSTALL) -m 644 ktrace/ktrace.1 dtrace/dtrace.1 user/ktrace-run.1 $(KT_MANDIR)/man1
+	$(INSTALL) -m 644 user/libktrace.3 $(KT_MANDIR)/man3
+	$(INSTALL) -m 644 $(O)/patch/ktrace.patch $(KT_DATADIR)
+	rm -f $(KT_DATADIR)/series/*.patch
+	$(INSTALL) -m 644 $(O)/patch/series/*.patch $(KT_DATADIR)/series
+	$(KT_LDCONFIG)
+
+uninstall:
+	rm -f $(KT_INSTALLED) $(KT_DATADIR)/series/*.patch
+	rmdir --ignore-fail-on-non-empty $(KT_INCDIR)/ktrace/linux $(KT_INCDIR)/ktrace \
+		$(KT_DATADIR)/series $(KT_DATADIR) 2>/dev/null || true
+	$(KT_LDCONFIG)
