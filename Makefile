@@ -25,3 +25,6 @@ include scripts/kernel.mk
 
 clean:
 	rm -rf $(O)/tools $(O)/results
+
+demo:
+	@scripts/demo.sh

@@ -46,8 +46,12 @@ fi
 if [ -w $B ]; then
 	ktrace -q -e 0
 	syscall-bench syscall_ktrace_off
-	ktrace -q -e syscall
+	# recording for real: ktrace drains every CPU meanwhile
+	ktrace -q -e syscall -c all -o /tmp/syscalls &
+	sleep 1
 	syscall-bench syscall_ktrace_on
+	kill -INT $!
+	wait
 	ktrace -q -e 0
 else
 	syscall-bench syscall_no_ktrace

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# demo.sh (make demo): install what is missing, build the tools and the
+# patched kernel, boot it under QEMU, trace a real workload with
+# `ktrace -e all -c all -- demo/workload.sh`, and show what dtrace makes of
+# it: the summary, the first lines of the merged trace, and the paths of
+# the trace files, a call graph and a Perfetto file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=build/demo
+msg() { echo "ktrace demo: $*"; }
+die() { echo "ktrace demo: $*" >&2; exit 1; }
+
+scripts/deps.sh
+msg "building the tools"
+make -s tools
+make -s kernel KCONFIG=vm
+make -s initramfs >/dev/null
+
+mkdir -p "$out"
+msg "building demo/demo-app with -finstrument-functions and libktrace"
+${CC:-cc} -static -O1 -g -finstrument-functions -Iuser -Iinclude/uapi \
+	-o "$out/demo-app" demo/demo-app.c build/tools/libktrace.a -pthread
+# In the VM the demo's files sit where they are here, so that dtrace finds
+# demo-app by the path its memory map recorded.
+vmdir=$(pwd)/$out/vm
+rm -rf "$vmdir"
+mkdir -p "$vmdir"
+cp demo/run.sh demo/workload.sh "$out/demo-app" "$vmdir/"
+scripts/mkextra-initramfs.sh "$out/initramfs.cpio" "${vmdir#/}" "$vmdir"/*
+
+msg "booting the patched kernel (QEMU, 4 vCPUs, software emulation) and tracing the workload"
+start=$SECONDS
+scripts/vmboot.sh vm "$out/initramfs.cpio" "$vmdir/run.sh" "$out/console.log" ||
+	die "the VM did not finish; see $out/console.log"
+msg "VM done in $((SECONDS - start))s; the workload's output:"
+sed -n '/^demo: ktrace/,/^demo: workload exited/p' "$out/console.log" | tr -d '\r' |
+	grep -v '^ktrace: ' | sed 's/^/    /'
+
+rm -rf "$out/trace"
+mkdir -p "$out/trace"
+sed -n '/^@@DEMO-FILES-BEGIN@@/,/^@@DEMO-FILES-END@@/p' "$out/console.log" | tr -d '\r' |
+	sed '1d;$d' | base64 -d | tar -xzf - -C "$out/trace" --strip-components=1 ||
+	die "no trace files came back; see $out/console.log"
+
+dtrace=build/tools/dtrace
+echo
+"$dtrace" -S "$out"/trace/trace.*
+echo
+echo "The first lines of the merged trace, forks, execs, exits, packets and demo-app's"
+echo "events and calls (dtrace -e thread,net,user,func $out/trace/trace.*):"
+{ "$dtrace" -e thread,net,user,func "$out"/trace/trace.* || true; } | head -n 30
+echo
+worker=$(ls "$out"/trace | sed -n 's/.*\.tid\([0-9]*\)$/\1/p' | sort -n | sed -n 2p)
+echo "A demo-app thread's calls, with its context switches and user events"
+echo "(dtrace --calltree -e func,user,sched -p $worker):"
+{ "$dtrace" --calltree -e func,user,sched -p "$worker" "$out"/trace/trace.* || true; } | head -n 24
+"$dtrace" --callgraph -o "$out/callgraph.dot" "$out"/trace/trace.*
+"$dtrace" --format=perfetto -o "$out/trace.json" "$out"/trace/trace.*
+echo
+msg "trace files:  $out/trace/ ($(ls "$out"/trace | wc -l) files: per CPU, and per thread of demo-app)"
+msg "call graph:   $out/callgraph.dot   (dot -Tsvg $out/callgraph.dot -o callgraph.svg)"
+msg "Perfetto:     $out/trace.json     (open it in the Perfetto UI or chrome://tracing)"
+msg "again:        dtrace -e sched,thread $out/trace/trace.*   (dtrace --help for more)"
