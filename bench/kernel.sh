@@ -22,17 +22,16 @@ make -s tools
 for k in vm noktrace; do
 	make -s kernel KCONFIG=$k
 done
-make -s initramfs
+make -s initramfs >/dev/null
+${CC:-cc} -static -O2 -o "$out/syscall-bench" bench/vm/syscall-bench.c
+scripts/mkextra-initramfs.sh "$out/initramfs.cpio" bench bench/vm/kernel.sh "$out/syscall-bench"
 
 # run_vm KCONFIG: boot, run /bench/kernel.sh, print its BENCH lines
 run_vm() {
 	local log=$out/kernel-$1.log
-	timeout 900 qemu-system-x86_64 -accel tcg -smp 4 -m 512 -nographic -no-reboot \
-		-net none -kernel "build/kernel-$1/arch/x86/boot/bzImage" \
-		-initrd build/vm/initramfs.cpio \
-		-append "console=ttyS0 panic=-1 loglevel=3 kt_run=/bench/kernel.sh" \
-		</dev/null >"$log" 2>&1 || true
-	grep -a '^BENCH ' "$log" | tr -d '\r' || { echo "bench: no results from the $1 kernel; see $log" >&2; return 1; }
+	scripts/vmboot.sh "$1" "$out/initramfs.cpio" /bench/kernel.sh "$log" || true
+	grep -a '^BENCH ' "$log" | tr -d '\r' ||
+		{ echo "bench: no results from the $1 kernel; see $log" >&2; return 1; }
 }
 
 : >"$out/kernel.raw"

@@ -13,8 +13,9 @@ for t in [0-9]*; do
 	if [ -n "${kt_tests:-}" ]; then
 		case ",$kt_tests," in *",$name,"*) ;; *) continue ;; esac
 	fi
-	# so that a splat in dmesg names the test that was running
-	echo "ktrace-vm: test $name" >/dev/kmsg
+	# so that a splat in dmesg names the test that was running (level 6:
+	# kept off the console, where it would break into the markers)
+	echo "<6>ktrace-vm: test $name" >/dev/kmsg
 	echo "@@TAP-BEGIN $name@@"
 	(cd /tmp && exec timeout -k 10 "${kt_timeout:-300}" "/tests/$t") </dev/null 2>&1
 	rc=$?

@@ -1,0 +1,178 @@
+#!/bin/bash
+# ktrace: build the test kernel.  Extracts Debian's linux-source-6.1 into
+# build/linux, applies build/patch/ktrace.patch, configures tinyconfig plus the
+# fragments in scripts/kconfig/ and builds bzImage out of tree in
+# build/kernel-$KCONFIG.  Incremental: a changed patch replaces the previously
+# applied copy (reverse, then apply), and files whose content did not change
+# keep their old mtimes so make rebuilds only what the patch really changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+
+KCONFIG=${KCONFIG:-vm}
+tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+tree=$top/build/linux
+# KTRACE_PATCH=/dev/null builds the plain kernel (for comparisons)
+src_patch=${KTRACE_PATCH:-$top/build/patch/ktrace.patch}
+new=$top/build/linux.new-$KCONFIG.patch	# private copy of $src_patch
+applied=$top/build/linux.applied.patch
+out=$top/build/kernel-$KCONFIG
+image=$out/arch/x86/boot/bzImage
+log=$out/build.log
+
+msg() { echo "ktrace: $*"; }
+die() { echo "ktrace: $*" >&2; exit 1; }
+
+# vm.config always; KCONFIG=debug (or any NAME) adds scripts/kconfig/NAME.config
+frags=("$top/scripts/kconfig/vm.config")
+[ "$KCONFIG" = vm ] || frags+=("$top/scripts/kconfig/$KCONFIG.config")
+for f in "${frags[@]}"; do
+	[ -f "$f" ] || die "KCONFIG=$KCONFIG: no config fragment ${f#"$top"/}"
+done
+[ -e "$src_patch" ] || die "no ${src_patch#"$top"/}: run 'make patch' first"
+
+# ccache with paths relative to the checkout: another checkout (CI) hits too
+cc=gcc
+command -v ccache >/dev/null && cc="ccache gcc"
+export CCACHE_BASEDIR=$top
+kmake() { make -C "$tree" O="$out" ARCH=x86_64 CC="$cc" "$@"; }
+
+extract() {
+	[ -f "$tarball" ] || die "no $tarball (apt-get install linux-source-6.1)"
+	msg "extracting $tarball into build/linux"
+	rm -rf "$tree" "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	tar -xJf "$tarball" -C "$tree.tmp" --strip-components=1
+	mv "$tree.tmp" "$tree"
+	: >"$applied"
+}
+
+# Paths (relative to the tree) that the given patches touch.
+patched_files() {
+	sed -n 's@^\(---\|+++\) [^/]*/\([^\t]*\).*@\2@p' "$@" | sort -u
+}
+
+# Bring build/linux to exactly "pristine + build/patch/ktrace.patch".
+sync_patch() {
+	[ -f "$tree/Makefile" ] && [ -f "$applied" ] && cmp -s "$new" "$applied" && return 0
+	# builds of other configs read the tree: wait for them
+	flock -n -x 9 || { msg "waiting for other kernel builds before patching build/linux"; flock -x 9; }
+	[ -f "$tree/Makefile" ] && [ -f "$applied" ] || extract
+	if cmp -s "$new" "$applied"; then flock -s 9; return 0; fi
+
+	# snapshot what the old and new patches touch, to compare afterwards
+	local snap=$top/build/linux.snap f
+	rm -rf "$snap"
+	mkdir -p "$snap"
+	(cd "$tree" && patched_files "$applied" "$new" | while read -r f; do
+		[ ! -f "$f" ] || cp -p --parents "$f" "$snap/"
+	done)
+
+	if [ -s "$applied" ]; then
+		msg "reversing the previously applied patch"
+		if ! patch -d "$tree" -p1 -R -s -f --dry-run <"$applied" >/dev/null ||
+		   ! patch -d "$tree" -p1 -R -s -f --no-backup-if-mismatch <"$applied"; then
+			msg "build/linux does not match build/linux.applied.patch; re-extracting"
+			extract
+		fi
+		: >"$applied"
+	fi
+	if [ -s "$new" ]; then
+		msg "applying ${src_patch#"$top"/} to build/linux"
+		if ! patch -d "$tree" -p1 -N -s -f --dry-run <"$new" >"$top/build/patch.log" 2>&1; then
+			cat "$top/build/patch.log" >&2
+			die "${src_patch#"$top"/} does not apply to linux-source-6.1"
+		fi
+		patch -d "$tree" -p1 -N -s -f --no-backup-if-mismatch <"$new"
+	fi
+	mv "$new" "$applied"
+
+	# unchanged content keeps its old mtime: no needless rebuild
+	(cd "$snap" && find . -type f) | while read -r f; do
+		if cmp -s "$snap/$f" "$tree/$f"; then touch -r "$snap/$f" "$tree/$f"; fi
+	done
+	rm -rf "$snap"
+	flock -s 9
+}
+
+# Every option a fragment asks for must be in the final .config (the last
+# fragment wins).  KTRACE options are only checked once a patch is applied.
+verify_config() {
+	local -A want=()
+	local line opt got bad=()
+	while read -r line; do
+		case $line in
+		CONFIG_*=*) want[${line%%=*}]=${line#*=} ;;
+		"# CONFIG_"*" is not set") opt=${line#\# }; want[${opt%% *}]=n ;;
+		esac
+	done < <(cat "${frags[@]}")
+	for opt in "${!want[@]}"; do
+		[[ $opt == CONFIG_KTRACE* && ! -s $applied ]] && continue
+		got=$(sed -n "s/^$opt=//p" "$out/.config")
+		[ "${got:-n}" = "${want[$opt]}" ] || bad+=("$opt=${want[$opt]} (got ${got:-n})")
+	done
+	[ ${#bad[@]} -eq 0 ] && return 0
+	printf 'ktrace:   %s\n' "${bad[@]}" >&2
+	die "config options that did not stick (missing dependency?); see $out/.config"
+}
+
+configure() {
+	local stamp
+	stamp=$(cat "${frags[@]}" "$applied" | sha1sum)
+	[ -f "$out/.config" ] && [ "$(cat "$out/.ktrace-config" 2>/dev/null)" = "$stamp" ] &&
+		return 0
+	msg "configuring kernel: tinyconfig + ${frags[*]#"$top"/}"
+	mkdir -p "$out"
+	[ ! -f "$out/.config" ] || cp -p "$out/.config" "$out/.config.ktrace-prev"
+	{
+		kmake tinyconfig
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}"
+		kmake olddefconfig
+	} >"$out/config.log" 2>&1 || { tail -n 30 "$out/config.log" >&2; die "configuration failed"; }
+	verify_config
+	# same config as before: keep its mtime so kbuild does not resync
+	if cmp -s "$out/.config" "$out/.config.ktrace-prev" 2>/dev/null; then
+		mv -f "$out/.config.ktrace-prev" "$out/.config"
+	fi
+	rm -f "$out/.config.ktrace-prev"
+	echo "$stamp" >"$out/.ktrace-config"
+}
+
+build() {
+	local start=$SECONDS next=30 pid before=none
+	[ ! -f "$image" ] || before=$(stat -c %Y "$image")
+	if [ "$before" = none ]; then
+		msg "building kernel ($KCONFIG config): the first build takes about 15-20" \
+		    "minutes on 2 cores, 4 with a warm ccache; log: build/kernel-$KCONFIG/build.log"
+	else
+		msg "building kernel ($KCONFIG config)"
+	fi
+	kmake -j"$(nproc)" bzImage >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if (( SECONDS - start >= next )); then
+			msg "  ... $(grep -c '^  CC ' "$log" || true) files compiled, $((SECONDS - start))s"
+			next=$((next + 30))
+		fi
+	done
+	if ! wait "$pid"; then
+		tail -n 40 "$log" >&2
+		die "kernel build failed; full log: build/kernel-$KCONFIG/build.log"
+	fi
+	if [ "$(stat -c %Y "$image")" != "$before" ]; then
+		msg "kernel built in $((SECONDS - start))s: ${image#"$top"/}"
+	fi
+}
+
+# One build per config at a time; builds of different configs share
+# build/linux (a shared lock, made exclusive only to patch it).
+mkdir -p "$top/build"
+exec 8>"$top/build/.kernel-$KCONFIG.lock" 9>"$top/build/.linux.lock"
+flock -n 8 || { msg "waiting for another $KCONFIG kernel build"; flock 8; }
+flock -s 9
+cp "$src_patch" "$new"
+sync_patch
+rm -f "$new"
+configure
+build

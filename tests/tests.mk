@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0
+# tests: host tests, and the initramfs for the in-VM tests.
+#
+# A test is a file named NN-name (a digit first): tests/host/NN-name.sh,
+# tests/vm/NN-name.sh or tests/vm/NN-name.c.  Anything else in those
+# directories (headers, sourced scripts, helper programs) is support code.
+#
+# tests/vm/NAME.c -> $(O)/vm/tests/NAME, static, linked with the static libkt
+# when lib/ builds one; all of tests/vm/*.c are built (helpers included) and
+# land in the VM's /tests, next to tests/vm/*.sh.  The static tools go to /bin.
+
+VM_TEST_SRCS	:= $(wildcard tests/vm/*.c)
+VM_TEST_BINS	:= $(VM_TEST_SRCS:tests/vm/%.c=$(O)/vm/tests/%)
+VM_TEST_DEPS	:= $(wildcard tests/vm/*.h lib/*.h include/uapi/linux/*.h)
+
+.PHONY: initramfs vm-tests
+check-host: tools
+	@scripts/run-host-tests.sh
+
+vm-tests: $(VM_TEST_BINS)
+
+# linked with the static libkt when lib/lib.mk builds one
+VM_TEST_LIBS	:= $(LIBKT_STATIC)
+
+$(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) -static -O2 $(KT_CFLAGS) -pthread -o $@ $< $(VM_TEST_LIBS)
+
+# Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
+initramfs: tools vm-tests
+	@scripts/mkinitramfs.sh
