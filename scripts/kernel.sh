@@ -57,7 +57,7 @@ sync_patch() {
 	[ -f "$tree/Makefile" ] && [ -f "$applied" ] && cmp -s "$new" "$applied" && return 0
 	# builds of other configs read the tree: wait for them
 	flock -n -x 9 || { msg "waiting for other kernel builds before patching build/linux"; flock -x 9; }
-	[ -f "$tree/Makefile" ] && [ -f "$applied" ] || extract
+	if [ ! -f "$tree/Makefile" ] || [ ! -f "$applied" ]; then extract; fi
 	if cmp -s "$new" "$applied"; then flock -s 9; return 0; fi
 
 	# snapshot what the old and new patches touch, to compare afterwards

@@ -108,10 +108,15 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$series"
 [ -z "$subject" ] || die "series: '$subject' is not closed by %%"
 
-rm -rf "$out"
-mkdir -p "$out/series"
-git -C "$work" format-patch -q -o "$out/series" pristine
-git -C "$work" diff pristine HEAD >"$out/ktrace.patch"
+# Written aside and renamed, so a reader never sees a half-written series.
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp/series"
+git -C "$work" format-patch -q -o "$out.tmp/series" pristine
+git -C "$work" diff pristine HEAD >"$out.tmp/ktrace.patch"
+rm -rf "$out.old"
+[ ! -d "$out" ] || mv "$out" "$out.old"
+mv "$out.tmp" "$out"
+rm -rf "$out.old"
 echo "mkpatch: $nr patches in build/patch/series, combined in build/patch/ktrace.patch"
 
 if [ $check = 1 ]; then

@@ -140,7 +140,7 @@ kernel_check() {
 # One boot: the tests in $1 (comma-separated), extra kernel arguments $2.
 boot() {
 	local tests=$1 append=$2 log=build/vm/console-$KCONFIG-$nboot.log
-	local start=$SECONDS rc status n rc_n bad cmd
+	local start=$SECONDS rc status n rc_n cmd
 	msg "vm: boot $nboot ($KCONFIG kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
 	set +e
 	qemu_cmd "kt_tests=$tests kt_timeout=$test_timeout $append ${VM_APPEND:-}"

@@ -13,17 +13,11 @@
  */
 #include "ktest.h"
 
-#include <poll.h>
 #include <sys/wait.h>
 
 #define EVENTS_PER_CPU	20000
 #define RECS_PER_EVENT	3
 #define TINY_BUF	64
-
-struct stream {
-	struct ktrace_record *recs;
-	size_t nr, cap;
-};
 
 static uint32_t seq_check(uint32_t seq, uint32_t cpu)
 {
@@ -138,7 +132,7 @@ static void test_concurrent(int fd, int nr_cpus)
 	struct stream streams[64] = { 0 };
 	struct pollfd pfd[64];
 	uint64_t bad = 0;
-	int cpu, status, running, failures = 0;
+	int cpu, status, failures;
 	pid_t pids[64];
 
 	ok(kt_resize(fd, TINY_BUF) == 0, "buffers of %d records", TINY_BUF);
@@ -156,30 +150,7 @@ static void test_concurrent(int fd, int nr_cpus)
 	}
 
 	/* A slow reader: small reads, so the tiny buffers overflow often. */
-	running = nr_cpus;
-	while (running) {
-		poll(pfd, nr_cpus, 10);
-		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			struct stream *s = &streams[cpu];
-			ssize_t n;
-
-			if (s->nr + 8 > s->cap) {
-				s->cap = s->cap ? 2 * s->cap : 65536;
-				s->recs = realloc(s->recs, s->cap * sizeof(*s->recs));
-			}
-			n = read(pfd[cpu].fd, s->recs + s->nr, 7 * sizeof(*s->recs));
-			if (n > 0)
-				s->nr += n / sizeof(*s->recs);
-		}
-		running = 0;
-		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			if (pids[cpu] && waitpid(pids[cpu], &status, WNOHANG) == pids[cpu]) {
-				failures += !WIFEXITED(status) || WEXITSTATUS(status);
-				pids[cpu] = 0;
-			}
-			running += pids[cpu] != 0;
-		}
-	}
+	failures = kt_read_while_running(pfd, streams, nr_cpus, pids, 7);
 	ok(!failures, "%d producers wrote %d events of %d records each", nr_cpus,
 	   EVENTS_PER_CPU, RECS_PER_EVENT);
 

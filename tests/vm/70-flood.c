@@ -10,7 +10,6 @@
  */
 #include "ktest.h"
 
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -30,11 +29,6 @@ static const struct event_info events[] = {
 #include <linux/ktrace_events.h>
 #undef KTRACE_EVENT
 #undef KTRACE_GROUP
-};
-
-struct stream {
-	struct ktrace_record *recs;
-	size_t nr, cap;
 };
 
 static int expected_cont(uint32_t code)
@@ -153,7 +147,7 @@ int main(void)
 	struct pollfd pfd[MAX_CPUS];
 	pid_t pids[MAX_CPUS], nmi_pid;
 	uint64_t nmis = 0, total_lost = 0, kernel_events = 0;
-	int fd, cpu, status, running, failures = 0, bad = 0, printk_fd;
+	int fd, cpu, status, failures, bad = 0, printk_fd;
 	int nr_cpus = nr_cpus_online() > MAX_CPUS ? MAX_CPUS : nr_cpus_online();
 	char printk_level[64] = "7";
 	uint32_t flush_args[2] = { 0, 0 };
@@ -184,30 +178,7 @@ int main(void)
 			produce(fd, cpu);
 	}
 
-	running = nr_cpus;
-	while (running) {
-		poll(pfd, nr_cpus, 10);
-		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			struct stream *s = &streams[cpu];
-			ssize_t n;
-
-			if (s->nr + 64 > s->cap) {
-				s->cap = s->cap ? 2 * s->cap : 1 << 16;
-				s->recs = realloc(s->recs, s->cap * sizeof(*s->recs));
-			}
-			n = read(pfd[cpu].fd, s->recs + s->nr, 64 * sizeof(*s->recs));
-			if (n > 0)
-				s->nr += n / sizeof(*s->recs);
-		}
-		running = 0;
-		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			if (pids[cpu] && waitpid(pids[cpu], &status, WNOHANG) == pids[cpu]) {
-				failures += !WIFEXITED(status) || WEXITSTATUS(status);
-				pids[cpu] = 0;
-			}
-			running += pids[cpu] != 0;
-		}
-	}
+	failures = kt_read_while_running(pfd, streams, nr_cpus, pids, 64);
 	waitpid(nmi_pid, &status, 0);
 	ok(!failures, "%d producers wrote %d events each", nr_cpus, EVENTS_PER_CPU);
 

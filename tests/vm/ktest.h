@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/ktrace.h>
 
@@ -169,6 +171,50 @@ static inline size_t kt_drain(int fd, struct ktrace_record **out, size_t *cap,
 		}
 		have += n / sizeof(**out);
 	}
+}
+
+/* The records read from one CPU. */
+struct stream {
+	struct ktrace_record *recs;
+	size_t nr, cap;
+};
+
+/*
+ * Read at most @chunk records at a time from each of @nr attached files
+ * into its stream, polling every 10 ms, until every process in @pids has
+ * exited.  Returns how many of them failed.
+ */
+static inline int kt_read_while_running(struct pollfd *pfd, struct stream *streams,
+					int nr, pid_t *pids, size_t chunk)
+{
+	int i, status, running = nr, failures = 0;
+
+	while (running) {
+		poll(pfd, nr, 10);
+		for (i = 0; i < nr; i++) {
+			struct stream *s = &streams[i];
+			ssize_t n;
+
+			if (s->nr + chunk > s->cap) {
+				s->cap = s->cap ? 2 * s->cap : 1 << 16;
+				s->recs = realloc(s->recs, s->cap * sizeof(*s->recs));
+				if (!s->recs)
+					bail("realloc");
+			}
+			n = read(pfd[i].fd, s->recs + s->nr, chunk * sizeof(*s->recs));
+			if (n > 0)
+				s->nr += n / sizeof(*s->recs);
+		}
+		running = 0;
+		for (i = 0; i < nr; i++) {
+			if (pids[i] && waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+				failures += !WIFEXITED(status) || WEXITSTATUS(status);
+				pids[i] = 0;
+			}
+			running += pids[i] != 0;
+		}
+	}
+	return failures;
 }
 
 static inline int nr_cpus_online(void)
