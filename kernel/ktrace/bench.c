@@ -77,8 +77,9 @@ static ssize_t ktrace_bench_read(struct file *file, char __user *ubuf,
 	cycles = ktrace_bench_cycles;
 	mutex_unlock(&ktrace_bench_mutex);
 
+	/* cycles / (tsc_khz * 1000) seconds, in picoseconds */
 	milli_cycles = loops ? div64_u64(cycles * 1000, loops) : 0;
-	pico_sec = tsc_khz ? div64_u64(milli_cycles * 1000, tsc_khz) : 0;
+	pico_sec = tsc_khz ? div64_u64(milli_cycles * 1000000, tsc_khz) : 0;
 	len = scnprintf(buf, sizeof(buf),
 			"loops %llu cycles %llu cycles_per_event %llu.%03llu ns_per_event %llu.%03llu\n",
 			loops, cycles, milli_cycles / 1000, milli_cycles % 1000,
