@@ -6,12 +6,6 @@
 # (then review the diff: only the table's change should show).
 . "$(dirname "$0")/dtrace-common.sh"
 
-gen() {	# gen NAME ktgen-args...
-	local name=$1
-	shift
-	mkdir -p "$TMP/$name" && "$KTGEN" "$@" "$TMP/$name/t" >/dev/null
-}
-
 # golden NAME FILESET dtrace-args...: compare with golden/dtrace-NAME.out
 golden() {
 	local name=$1 set=$2 want=$GOLDEN/dtrace-$1.out

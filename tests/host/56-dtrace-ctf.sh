@@ -15,12 +15,6 @@ if ! command -v babeltrace2 >/dev/null || ! command -v python3 >/dev/null; then
 fi
 "$DTRACE" -l >"$TMP/list"
 
-gen() {	# gen NAME ktgen-args...
-	local name=$1
-	shift
-	mkdir -p "$TMP/$name" && "$KTGEN" "$@" "$TMP/$name/t" >/dev/null
-}
-
 # ctf NAME SET dtrace-args...: TMP/NAME.ctf, and babeltrace2's view of it in
 # TMP/NAME.bt (cycles) and TMP/NAME.err, dtrace's in TMP/NAME.txt
 ctf() {

@@ -14,12 +14,6 @@ if ! command -v python3 >/dev/null; then
 	exit 0
 fi
 
-gen() {	# gen NAME ktgen-args...
-	local name=$1
-	shift
-	mkdir -p "$TMP/$name" && "$KTGEN" "$@" "$TMP/$name/t" >/dev/null
-}
-
 # json NAME FILES dtrace-args...: TMP/NAME.json, dtrace's text in TMP/NAME.txt and
 # export-check's findings in TMP/NAME.check
 json() {

@@ -19,6 +19,13 @@ tap_n=0
 tap_failed=0
 
 # ok STATUS DESCRIPTION [DIAGNOSTIC]: one TAP line, from an exit status.
+# gen NAME ktgen-args...: trace files TMP/NAME/t.* from the generator
+gen() {	# gen NAME ktgen-args...
+	local name=$1
+	shift
+	mkdir -p "$TMP/$name" && "$KTGEN" "$@" "$TMP/$name/t" >/dev/null
+}
+
 ok() {
 	tap_n=$((tap_n + 1))
 	if [ "$1" -eq 0 ]; then
