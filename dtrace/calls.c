@@ -21,7 +21,7 @@ enum rec_kind { REC_ENTRY, REC_EXIT, REC_TEXT, REC_LOST };
  */
 struct call_rec {
 	uint64_t ns;
-	uint64_t aux;			/* ENTRY, EXIT: call site; TEXT: offset in text;
+	uint64_t aux;			/* ENTRY, EXIT: call site, 0 if unknown; TEXT: text;
 					   LOST: how many */
 	uint32_t fn;			/* ENTRY, EXIT: sym_func id */
 	uint32_t kind_caller;		/* kind | (ENTRY: id + 1 of the caller's
@@ -333,7 +333,7 @@ static size_t running(struct sym_proc *proc, const struct frame *stack, size_t d
 /*
  * Functions entered before the trace started: exits that match nothing
  * running, before any record was lost (after, a lost entry is likelier).
- * Innermost first, with the call site their exit gives.
+ * Innermost first; their call sites are unknown (exits do not carry them).
  */
 static size_t before_start(struct call_thread *t, struct frame **pre)
 {

@@ -470,12 +470,13 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 		out_commit(o, put_lit(p, "}}"));
 		return;
 	}
-	if (ev->nr_args == 4 && f->user &&
+	if (ev->nr_args >= 2 && f->user &&
 	    (ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit)) {
 		uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
 
 		if (ev->code == KTRACE_func_entry)
-			call_entry(dt, o, e, fn, ev->args[2] | (uint64_t)ev->args[3] << 32);
+			call_entry(dt, o, e, fn, ev->nr_args >= 4 ?
+				   ev->args[2] | (uint64_t)ev->args[3] << 32 : 0);
 		else
 			call_exit(dt, o, e, fn);
 		return;

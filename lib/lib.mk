@@ -10,7 +10,8 @@
 
 LIB_SRCS	:= $(wildcard lib/*.c)
 LIB_OBJS	:= $(LIB_SRCS:%.c=$(O)/obj/%.o)
-LIB_HDRS	:= $(wildcard lib/*.h) include/uapi/linux/ktrace.h
+LIB_HDRS	:= $(wildcard lib/*.h) include/uapi/linux/ktrace.h \
+		   include/uapi/linux/ktrace_events.h
 LIBKT		:= $(O)/tools/libkt.a
 LIBKT_STATIC	:= $(O)/tools/static/libkt.a
 TOOLS		:=

@@ -29,3 +29,8 @@ $(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
 # Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
 initramfs: tools vm-tests
 	@scripts/mkinitramfs.sh
+
+# user-calls: a program traced by libktrace (static, -finstrument-functions)
+$(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A)
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -g -finstrument-functions -Iuser -pthread -o $@ $< $(LIBKTRACE_A)

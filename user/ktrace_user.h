@@ -44,10 +44,6 @@
 extern "C" {
 #endif
 
-/* Group bit and code of user events: as in <linux/ktrace.h>. */
-#define KTRACE_USER_GROUP	(1u << 11)
-#define KTRACE_USER_CODE(sub)	(KTRACE_USER_GROUP | ((uint32_t)(sub) & 0xff) << 24)
-
 /*
  * Record user event @sub (1-255: the program chooses what each means) with
  * two 32-bit arguments.  Safe in signal handlers; about 20 ns.

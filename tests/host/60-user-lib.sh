@@ -93,7 +93,7 @@ lost=$(lost "$TMP/drop")
 ok $? "KTRACE_USER_DROP: recorded + counted as lost = every event" "$got + $lost"
 
 # ---- signal handlers that record, arriving in the middle of records ----
-# main records 3 events (5 records) per loop, the handler 4 (6 records)
+# main records 3 events (4 records: an entry has two) per loop, the handler 4 (5)
 for mode in wait drop; do
 	drop=0
 	[ $mode = wait ] || drop=1
@@ -103,8 +103,8 @@ for mode in wait drop; do
 	"$DTRACE" -j 1 "$TMP"/sig/trace.* >"$TMP/sig.txt" 2>"$TMP/sig.err"
 	ok $? "signals mid-record ($mode): the file reads cleanly" "$(head -c 300 "$TMP/sig.err")"
 	read -r recs lost < <(awk '$4 == "meta:lost" { l += $5; next }
-		$4 ~ /^func:/ { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/sig.txt")
-	want=$((main / 3 * 5 + handler / 4 * 6))
+		$4 == "func:entry" { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/sig.txt")
+	want=$((main / 3 * 4 + handler / 4 * 5))
 	[ "$handler" -gt 100 ] && [ $((recs + lost)) -eq $want ]
 	ok $? "signals mid-record ($mode): $handler handler events; records + lost = all" \
 		"$recs + $lost != $want"

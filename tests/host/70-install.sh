@@ -99,7 +99,6 @@ static const struct { unsigned int code; const char *name; } events[] = {
 #undef KTRACE_GROUP
 #undef KTRACE_EVENT
 };
-_Static_assert(KTRACE_USER_GROUP == KTRACE_GRP_user, "user group");
 unsigned int nr_events = sizeof(events) / sizeof(events[0]);
 EOF
 # shellcheck disable=SC2046

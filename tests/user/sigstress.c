@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tests/user/sigstress: records as fast as it can (func entry/exit pairs,
- * two records each, and user events) while a timer signal every 20 us
+ * three records a pair, and user events) while a timer signal every 20 us
  * records more from its handler: many signals land in the middle of a
  * record.  Prints what it recorded; the test checks that the files read
  * cleanly and that every record is in them or counted as lost.
@@ -23,7 +23,7 @@ static volatile unsigned long handler_events;
 
 static void on_alarm(int sig)
 {
-	/* a call with two user events inside: three events, six records */
+	/* a call with two user events inside: four events, five records */
 	__cyg_profile_func_enter((void *)on_alarm, (void *)0x2000);
 	TRACE(2, handler_events / 4, 0);
 	TRACE(2, handler_events / 4, 1);
