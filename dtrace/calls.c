@@ -101,44 +101,8 @@ static void setup(struct dtrace *dt)
 	}
 }
 
-/* Arguments into a program's own format: %u %d %x, %llu %llx take two. */
-static char *put_format(char *p, const char *fmt, const uint32_t *args, unsigned int nr)
-{
-	unsigned int i = 0;
-	char *end = p + 200;
-
-	while (*fmt && p < end) {
-		uint64_t v;
-		int len;
-
-		if (*fmt != '%' || !fmt[1]) {
-			*p++ = *fmt++;
-			continue;
-		}
-		len = !strncmp(fmt, "%ll", 3) && fmt[3] ? 4 : 2;
-		if (fmt[len - 1] == '%') {
-			*p++ = '%';
-		} else if (i + (len == 4) >= nr) {
-			*p++ = '?';
-		} else {
-			v = args[i++];
-			if (len == 4)
-				v |= (uint64_t)args[i++] << 32;
-			if (fmt[len - 1] == 'x')
-				p = ktev_put_hex(p, v);
-			else if (fmt[len - 1] == 'd' && len == 2 && (int32_t)v < 0)
-				p = ktev_put_u64(memset(p, '-', 1) + 1, -(int64_t)(int32_t)v);
-			else
-				p = ktev_put_u64(p, v);
-		}
-		fmt += len;
-	}
-	return p;
-}
-
 static uint64_t add_text(struct call_thread *t, const struct ktfile_event *ev)
 {
-	const char *name, *format;
 	uint64_t off;
 	char *p;
 
@@ -148,16 +112,7 @@ static uint64_t add_text(struct call_thread *t, const struct ktfile_event *ev)
 	}
 	off = calls.text_len;
 	p = calls.text + off;
-	/* user events the program named */
-	if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
-	    (name = sym_event_name(t->proc, KTRACE_SUB(ev->code), &format))) {
-		p += sprintf(p, "user:%s ", name);
-		p = put_format(p, format, ev->args, ev->nr_args);
-	} else {
-		p = ktev_put_name(p, ev->code, 0);
-		*p++ = ' ';
-		p = ktev_put_text(p, ev->code, ev->args, ev->nr_args);
-	}
+	p = sym_put_event(p, t->proc, ev, 0);
 	*p++ = '\0';
 	calls.text_len = p - calls.text;
 	return off;

@@ -16,6 +16,7 @@
 
 #include "ktfile.h"
 #include "merge.h"
+#include "symbols.h"
 
 /* Output buffered in big blocks, formatted by hand into it. */
 struct outbuf {
@@ -54,6 +55,7 @@ struct dtrace_file {
 	bool selected;		/* passes -c */
 	char cpu[16];		/* the CPU column, "  3" or "  -" for a user stream */
 	uint8_t cpu_len;
+	struct sym_proc *proc;	/* a user stream's process: its event names */
 };
 
 struct dtrace {

@@ -307,6 +307,8 @@ static void setup_files(struct dtrace *dt)
 		if (cpu < 0) {
 			df->selected = !dt->cpus;
 			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3s", "-");
+			/* now, not in the formats: they run on several threads */
+			df->proc = sym_proc(f->hdr.pid, f->path);
 		} else {
 			df->selected = !dt->cpus || (cpu < MAX_CPUS && ktev_bit_test(dt->cpus, cpu));
 			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3d", cpu);

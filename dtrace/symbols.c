@@ -19,8 +19,14 @@
 #include <unistd.h>
 
 #include "amap.h"
+#include "ktevents.h"
+#include "ktfile.h"
 #include "symbols.h"
 #include "util.h"
+
+/* A user event's name and format, as dtrace keeps them from a map file */
+#define SYM_EVENT_NAME_MAX	48
+#define SYM_EVENT_FORMAT_MAX	160
 
 /* ---- modules: one ELF file each ------------------------------------------- */
 
@@ -46,6 +52,7 @@ struct sym_proc {
 	size_t nr_objs;
 	struct amap cache;		/* run-time address -> sym_func */
 	char *event_name[256], *event_format[256];
+	char *maps_error;		/* why the map file could not be read */
 	struct sym_proc *next;
 };
 
@@ -189,7 +196,10 @@ static void load_maps(struct sym_proc *p, const char *path)
 	char line[8192];
 
 	if (!f) {
-		pr_warn("%s: %s: addresses of pid %u stay numbers", path, strerror(errno), p->pid);
+		/* said when an address needs it: event names alone can do without */
+		p->maps_error = xmalloc(strlen(path) + 128);
+		sprintf(p->maps_error, "%s: %s: addresses of pid %u stay numbers", path,
+			strerror(errno), p->pid);
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -217,8 +227,9 @@ static void load_maps(struct sym_proc *p, const char *path)
 				*rest++ = '\0';
 			free(p->event_name[sub]);
 			free(p->event_format[sub]);
-			p->event_name[sub] = xstrdup(name);
-			p->event_format[sub] = xstrdup(rest);
+			/* bounded: a line of dtrace's output has room for 200 bytes more */
+			p->event_name[sub] = xstrndup(name, SYM_EVENT_NAME_MAX);
+			p->event_format[sub] = xstrndup(rest, SYM_EVENT_FORMAT_MAX);
 		} else if (strncmp(line, "map ", 4) && line[0] != '#' && line[0]) {
 			pr_warn("%s:%u: line not understood, ignored", path, lineno);
 		}
@@ -246,10 +257,15 @@ struct sym_proc *sym_proc(uint32_t pid, const char *stream_path)
 	return p;
 }
 
-static const struct object *find_object(const struct sym_proc *p, uint64_t addr)
+static const struct object *find_object(struct sym_proc *p, uint64_t addr)
 {
 	const struct object *best = NULL;
 
+	if (p->maps_error) {
+		pr_warn("%s", p->maps_error);
+		free(p->maps_error);
+		p->maps_error = NULL;
+	}
 	for (size_t i = 0; i < p->nr_objs; i++) {
 		const struct object *o = &p->objs[i];
 
@@ -486,6 +502,60 @@ const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **fo
 	return p->event_name[sub];
 }
 
+/* Arguments into a program's own format: %u %d %x, %llu %llx take two. */
+static char *put_format(char *p, const char *fmt, const uint32_t *args, unsigned int nr)
+{
+	unsigned int i = 0;
+	char *end = p + 200;
+
+	while (*fmt && p < end) {
+		uint64_t v;
+		int len;
+
+		if (*fmt != '%' || !fmt[1]) {
+			*p++ = *fmt++;
+			continue;
+		}
+		len = !strncmp(fmt, "%ll", 3) && fmt[3] ? 4 : 2;
+		if (fmt[len - 1] == '%') {
+			*p++ = '%';
+		} else if (i + (len == 4) >= nr) {
+			*p++ = '?';
+		} else {
+			v = args[i++];
+			if (len == 4)
+				v |= (uint64_t)args[i++] << 32;
+			if (fmt[len - 1] == 'x')
+				p = ktev_put_hex(p, v);
+			else if (fmt[len - 1] == 'd' && len == 2 && (int32_t)v < 0)
+				p = ktev_put_u64(memset(p, '-', 1) + 1, -(int64_t)(int32_t)v);
+			else
+				p = ktev_put_u64(p, v);
+		}
+		fmt += len;
+	}
+	return p;
+}
+
+char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
+		    unsigned int width)
+{
+	const char *name, *format;
+	char *start = p;
+
+	if ((ev->code & KTRACE_GROUP_MASK) != KTRACE_GRP_user ||
+	    !(name = sym_event_name(proc, KTRACE_SUB(ev->code), &format))) {
+		p = ktev_put_name(p, ev->code, width);
+		*p++ = ' ';
+		return ktev_put_text(p, ev->code, ev->args, ev->nr_args);
+	}
+	p = stpcpy(stpcpy(p, "user:"), name);
+	while (p - start < (ptrdiff_t)width)
+		*p++ = ' ';
+	*p++ = ' ';
+	return put_format(p, format, ev->args, ev->nr_args);
+}
+
 void sym_free(void)
 {
 	while (procs) {
@@ -496,6 +566,7 @@ void sym_free(void)
 			free(p->event_name[i]);
 			free(p->event_format[i]);
 		}
+		free(p->maps_error);
 		free(p->objs);
 		free(p->cache.keys);
 		free(p->cache.vals);

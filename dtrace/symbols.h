@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ktfile_event;
+
 /* One function (or one unknown address). */
 struct sym_func {
 	const char *name;	/* "fib"; "libfoo.so+0x1a2b" or "0x7f12..." if unknown */
@@ -51,6 +53,15 @@ bool sym_inlined_at(struct sym_proc *p, uint64_t addr, const struct sym_func *fn
 
 /* Name and format the program gave user event @sub, NULL if none. */
 const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **format);
+
+/*
+ * Event @ev as dtrace prints it, name padded to @width, a space, the text:
+ * a user event the program named (@proc may be NULL) as "user:NAME" in its
+ * own format, every other from the event table.  At most KTEV_TEXT_MAX
+ * bytes more than @width.
+ */
+char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
+		    unsigned int width);
 
 /* Functions known so far (ids below this), and each by its id. */
 unsigned int sym_nr_funcs(void);

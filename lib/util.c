@@ -115,3 +115,8 @@ char *xstrdup(const char *s)
 {
 	return check_alloc(strdup(s));
 }
+
+char *xstrndup(const char *s, size_t n)
+{
+	return check_alloc(strndup(s, n));
+}

@@ -23,6 +23,7 @@ void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

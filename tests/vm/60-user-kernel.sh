@@ -9,8 +9,10 @@
 # under `ktrace -e syscall -c all`; in dtrace's merged output every round of
 # every thread must read, in this order and with nothing else of that
 # thread's system calls in between:
-#     user:mark i, func:entry, syscall 110 entry, syscall 110 exit (returning
-#     ktrace's pid), func:exit, user:2 i
+#     user:before i, func:entry, syscall 110 entry, syscall 110 exit
+#     (returning ktrace's pid), func:exit, user:after i
+# (the program names events 1 and 2 "before" and "after": dtrace prints
+# them so from the map file)
 # So the user-space and kernel time stamps agree to better than the few
 # instructions between the TRACE and the system call, across CPUs.
 
@@ -56,7 +58,7 @@ for tid in $tids; do
 	awk -v tid="$tid" -v ppid="$ppid" -v n=$N '
 	function bad(why) { if (!err) err = "round " round ", state " st ": " why ": " $0 }
 	$3 != tid { next }
-	$4 == "user:mark" && st == 0 { if ($7 != round) bad("wrong round"); st = 1; next }
+	$4 == "user:before" && st == 0 { if ($6 != round) bad("wrong round"); st = 1; next }
 	$4 == "func:entry" && st == 1 { st = 2; next }
 	$4 == "syscall:entry" && st == 2 && $6 == 110 { st = 3; next }
 	$4 == "syscall:exit" && st == 3 && $6 == 110 {
@@ -64,7 +66,7 @@ for tid in $tids; do
 		st = 4; next
 	}
 	$4 == "func:exit" && st == 4 { st = 5; next }
-	$4 == "user:2" && st == 5 { round++; st = 0; next }
+	$4 == "user:after" && st == 5 { if ($6 != round) bad("wrong round"); round++; st = 0; next }
 	# the thread'"'"'s other system calls (start-up, printf) lie outside the rounds
 	$4 ~ /^syscall:/ && st == 0 { next }
 	{ bad("unexpected") }
