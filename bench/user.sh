@@ -115,6 +115,10 @@ printf 'BENCH user_ktrace_record_vs_floor %s x\n' "$(ratio "$(median <"$DIR/ktra
 	printf 'BENCH user_uftrace_vs_ktrace %s x (target >= 4)\n' "$(ratio "$(median <"$DIR/uftrace.loop")" "$k")"
 [ -s "$DIR/lttng.loop" ] &&
 	printf 'BENCH user_lttng_vs_ktrace %s x (target >= 6)\n' "$(ratio "$(median <"$DIR/lttng.loop")" "$k")"
+# the most any tracer could be: one that cost no more than the floor
+[ -s "$DIR/lttng.loop" ] &&
+	printf 'BENCH user_lttng_vs_floor %s x (the bound of lttng_vs_ktrace)\n' \
+		"$(ratio "$(median <"$DIR/lttng.loop")" "$f")"
 printf 'BENCH user_ktrace_events %s events (want %s)\n' "${events:-0}" $((2 * N))
 printf 'BENCH user_ktrace_lost %s records\n' "${lost:-?}"
 echo "bench/user: N=$N RUNS=$RUNS in $DIR ($(df -T "$DIR" | awk 'NR == 2 { print $2 }'))," \
