@@ -55,7 +55,7 @@ struct dtrace_file {
 	bool selected;		/* passes -c */
 	char cpu[16];		/* the CPU column, "  3" or "  -" for a user stream */
 	uint8_t cpu_len;
-	struct sym_proc *proc;	/* a user stream's process: its event names */
+	struct sym_proc *proc;	/* a user stream's process: its symbols */
 };
 
 struct dtrace {
@@ -70,6 +70,7 @@ struct dtrace {
 	/* state */
 	struct kt_merge *merge;
 	struct dtrace_file *files;
+	bool user_streams;	/* some files are user streams (symbols: one thread) */
 	uint64_t t0;		/* time stamp of the first event of the merge */
 	struct outbuf out;
 };

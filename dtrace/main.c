@@ -307,8 +307,8 @@ static void setup_files(struct dtrace *dt)
 		if (cpu < 0) {
 			df->selected = !dt->cpus;
 			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3s", "-");
-			/* now, not in the formats: they run on several threads */
 			df->proc = sym_proc(f->hdr.pid, f->path);
+			dt->user_streams = true;
 		} else {
 			df->selected = !dt->cpus || (cpu < MAX_CPUS && ktev_bit_test(dt->cpus, cpu));
 			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3d", cpu);
@@ -326,7 +326,8 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 	struct ktfile_reader *f;
 	bool first = true;
 
-	if (fmt->parallel && jobs > 1)
+	/* symbols of user streams are looked up on this thread only */
+	if (fmt->parallel && jobs > 1 && !dt->user_streams)
 		pl = pipeline_start(dt, fmt, jobs);
 	while ((f = kt_merge_next(dt->merge))) {
 		const struct ktfile_event *ev = &f->ev;

@@ -537,12 +537,34 @@ static char *put_format(char *p, const char *fmt, const uint32_t *args, unsigned
 	return p;
 }
 
+/* A name from the program's symbols: C++ ones can be long. */
+static char *put_bounded(char *p, const char *s)
+{
+	size_t len = strnlen(s, SYM_EVENT_FORMAT_MAX);
+
+	memcpy(p, s, len);
+	return p + len;
+}
+
 char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
 		    unsigned int width)
 {
 	const char *name, *format;
 	char *start = p;
 
+	/* function calls, where the map can name them */
+	if ((ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit) &&
+	    ev->nr_args >= 2 && proc && proc->nr_objs) {
+		uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
+		uint64_t site = ev->nr_args >= 4 ? ev->args[2] | (uint64_t)ev->args[3] << 32 : 0;
+
+		p = ktev_put_name(p, ev->code, width);
+		p = stpcpy(p, ev->code == KTRACE_func_entry ? " enter " : " exit ");
+		p = put_bounded(p, sym_func(proc, fn)->name);
+		if (site)
+			p = put_bounded(stpcpy(p, " from "), sym_func(proc, site - 1)->name);
+		return p;
+	}
 	if ((ev->code & KTRACE_GROUP_MASK) != KTRACE_GRP_user ||
 	    !(name = sym_event_name(proc, KTRACE_SUB(ev->code), &format))) {
 		p = ktev_put_name(p, ev->code, width);

@@ -57,8 +57,10 @@ const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **fo
 /*
  * Event @ev as dtrace prints it, name padded to @width, a space, the text:
  * a user event the program named (@proc may be NULL) as "user:NAME" in its
- * own format, every other from the event table.  At most KTEV_TEXT_MAX
- * bytes more than @width.
+ * own format, a function call with the names of the function and of the
+ * one it was called from (where @proc has a map), every other from the
+ * event table.  At most KTEV_TEXT_MAX bytes more than @width.  Not thread
+ * safe: it may look symbols up.
  */
 char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
 		    unsigned int width);

@@ -116,6 +116,11 @@ done
 "$KTRACE_RUN" -o "$TMP/run" -b 4096 "$UT/calls" 2>/dev/null
 [ $? -eq 0 ] && "$DTRACE" --flat "$TMP"/run/trace.* | grep -q ' fib  calls.c:'
 ok $? "ktrace-run -o DIR: the program's calls in DIR"
+"$DTRACE" "$TMP"/run/trace.* >"$TMP/run.txt"
+grep -Eq ' func:entry +enter fib from fib$' "$TMP/run.txt" &&
+	grep -Eq ' func:exit +exit fib$' "$TMP/run.txt" && ! grep -q 'enter 0x' "$TMP/run.txt"
+ok $? "dtrace's listing names the functions called and calling" \
+	"$(grep -m3 func: "$TMP/run.txt")"
 expect_error "ktrace-run: no command" "no command given" "$KTRACE_RUN" -o "$TMP/run"
 expect_error "ktrace-run: bad -b" "-b 1000: not a power of two" "$KTRACE_RUN" -b 1000 true
 KTRACE_LIB=/nonexistent "$KTRACE_RUN" -o "$TMP/run" true 2>"$TMP/err.txt"
