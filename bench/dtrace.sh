@@ -3,12 +3,15 @@
 # bench/dtrace.sh: how fast dtrace prints, against babeltrace2 on LTTng-UST.
 #
 # 1. ktgen writes 4 files of 5M events; dtrace merges and prints them to
-#    /dev/null, median of 3 runs; peak RSS from /usr/bin/time.  Also the
-#    CPU time of dtrace -j 1 (one thread): events per CPU second is what
-#    the rate would be on an idle machine, whatever else runs now.
+#    /dev/null; peak RSS from /usr/bin/time.  Also the CPU time of
+#    dtrace -j 1 (one thread): events per CPU second is what the rate would
+#    be on an idle machine, whatever else runs now.
 # 2. An LTTng-UST trace of 2M events (two integer fields each, like a
 #    ktrace record) made here with lttng-sessiond --no-kernel; babeltrace2
-#    prints it to /dev/null, median of 3.
+#    prints it to /dev/null.
+# RUNS rounds (default 5) of dtrace, dtrace -j 1 and babeltrace2, one after
+# the other: this machine's speed drifts by 30% within minutes, so the
+# ratios are taken round by round and their median reported.
 # Prints BENCH lines; targets: >= 10M events/s, >= 20x babeltrace2, RSS < 32 MiB.
 # Both tools print one line per event; babeltrace2 runs on one thread.
 #
@@ -17,6 +20,7 @@
 # the files in build/bench/dtrace.
 set -u
 EVENTS=${EVENTS:-5000000}
+RUNS=${RUNS:-5}
 LTTNG_EVENTS=${LTTNG_EVENTS:-2000000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=$ROOT/build/bench/dtrace
@@ -31,30 +35,23 @@ echo "#include <lttng/tracepoint.h>" | gcc -E -x c - >/dev/null 2>&1 || { echo "
 make -s build/tools/dtrace build/tests/ktgen || exit 1
 rm -rf "$W" && mkdir -p "$W"
 
-# run3 NAME CMD...: of 3 runs to /dev/null, the median wall time (s) into
-# $median, the median CPU time (user + sys, s) into $cpu, the largest peak
-# RSS (KiB) into $rss.  CPU time says what an idle machine would show.
-run3() {
-	local name=$1 walls=() cpus=() t0 t1 r
+# run NAME CMD...: one run to /dev/null; its wall time (ns), CPU time
+# (user + sys, s) and peak RSS (KiB) are added to $W/NAME.runs
+run() {
+	local name=$1 t0 t1 u s r
 	shift
-	rss=0
-	for i in 1 2 3; do
-		t0=$(date +%s%N)
-		/usr/bin/time -f '%U %S %M' -o "$W/time" "$@" >/dev/null ||
-			{ echo "bench/dtrace: $name failed"; exit 1; }
-		t1=$(date +%s%N)
-		walls+=($((t1 - t0)))
-		read -r u s r < <(tail -n 1 "$W/time")
-		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')")
-		[ "$r" -gt "$rss" ] && rss=$r
-	done
-	median=$(printf '%s\n' "${walls[@]}" | sort -n | sed -n 2p)
-	median=$(awk -v ns="$median" 'BEGIN { printf "%.3f", ns / 1e9 }')
-	cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | sed -n 2p)
-	echo "bench/dtrace: $name: wall ${walls[*]} ns, median $median s;" \
-	     "cpu ${cpus[*]} s; peak RSS $rss KiB; load $(cut -d' ' -f1 /proc/loadavg)" >&2
+	t0=$(date +%s%N)
+	/usr/bin/time -f '%U %S %M' -o "$W/time" "$@" >/dev/null ||
+		{ echo "bench/dtrace: $name failed"; exit 1; }
+	t1=$(date +%s%N)
+	read -r u s r < <(tail -n 1 "$W/time")
+	echo "$((t1 - t0)) $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') $r" \
+		>>"$W/$name.runs"
 }
-
+# median COLUMN FILE
+median() { awk -v c="$1" '{ print $c }' "$2" | sort -g |
+	   awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+peak() { awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$1"; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
@@ -62,16 +59,6 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 build/tests/ktgen -s 42 -c 4 -n "$EVENTS" -l 20 "$W/trace" >/dev/null || exit 1
 cat "$W"/trace.cpu* >/dev/null		# page cache: time dtrace, not the disk
 nr=$(build/tools/dtrace "$W"/trace.cpu* | wc -l)
-run3 "dtrace -j 1" build/tools/dtrace -j 1 "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
-dt_cpu_rate=$(rate "$nr" "$cpu")
-run3 dtrace build/tools/dtrace "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
-dt_rate=$(rate "$nr" "$median")
-echo "BENCH dtrace_events $nr events"
-echo "BENCH dtrace_time $median s"
-echo "BENCH dtrace_rate $dt_rate events/s"
-echo "BENCH dtrace_cpu_rate $dt_cpu_rate events/cpu-s"
-echo "BENCH dtrace_peak_rss $(mib "$rss") MiB"
-[ "${KEEP:-}" ] || rm -f "$W"/trace.cpu*
 
 # --- LTTng-UST and babeltrace2 ---------------------------------------------
 cat >"$W/tp.h" <<'TP'
@@ -124,15 +111,34 @@ stop_sessiond
 trap - EXIT
 
 bt_nr=$(babeltrace2 "$W/lttng-trace" | wc -l)
-run3 babeltrace2 babeltrace2 "$W/lttng-trace"
-bt_rate=$(rate "$bt_nr" "$median")
-bt_cpu_rate=$(rate "$bt_nr" "$cpu")
+
+# --- the rounds ----------------------------------------------------------------
+for r in $(seq "$RUNS"); do
+	run dtrace build/tools/dtrace "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
+	run dtrace-j1 build/tools/dtrace -j 1 "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
+	run babeltrace2 babeltrace2 "$W/lttng-trace"
+done
+for t in dtrace dtrace-j1 babeltrace2; do
+	echo "bench/dtrace: $t: wall $(awk '{ printf "%.3f ", $1 / 1e9 }' "$W/$t.runs")s;" \
+	     "cpu $(awk '{ printf "%s ", $2 }' "$W/$t.runs")s" >&2
+done
+dt_time=$(median 1 "$W/dtrace.runs")
+bt_time=$(median 1 "$W/babeltrace2.runs")
+echo "BENCH dtrace_events $nr events"
+echo "BENCH dtrace_time $(awk -v t="$dt_time" 'BEGIN { printf "%.3f", t / 1e9 }') s"
+echo "BENCH dtrace_rate $(rate "$nr" "$(awk -v t="$dt_time" 'BEGIN { print t / 1e9 }')") events/s"
+echo "BENCH dtrace_cpu_rate $(rate "$nr" "$(median 2 "$W/dtrace-j1.runs")") events/cpu-s"
+echo "BENCH dtrace_peak_rss $(mib "$(peak "$W/dtrace.runs")") MiB"
 echo "BENCH babeltrace2_events $bt_nr events"
-echo "BENCH babeltrace2_time $median s"
-echo "BENCH babeltrace2_rate $bt_rate events/s"
-echo "BENCH babeltrace2_cpu_rate $bt_cpu_rate events/cpu-s"
-echo "BENCH babeltrace2_peak_rss $(mib "$rss") MiB"
-echo "BENCH dtrace_vs_babeltrace2 $(awk -v a="$dt_rate" -v b="$bt_rate" 'BEGIN { printf "%.1f", a / b }') x"
-echo "BENCH dtrace_vs_babeltrace2_cpu $(awk -v a="$dt_cpu_rate" -v b="$bt_cpu_rate" 'BEGIN { printf "%.1f", a / b }') x"
-[ "${KEEP:-}" ] || rm -rf "$W/lttng-trace"
+echo "BENCH babeltrace2_time $(awk -v t="$bt_time" 'BEGIN { printf "%.3f", t / 1e9 }') s"
+echo "BENCH babeltrace2_rate $(rate "$bt_nr" "$(awk -v t="$bt_time" 'BEGIN { print t / 1e9 }')") events/s"
+echo "BENCH babeltrace2_cpu_rate $(rate "$bt_nr" "$(median 2 "$W/babeltrace2.runs")") events/cpu-s"
+echo "BENCH babeltrace2_peak_rss $(mib "$(peak "$W/babeltrace2.runs")") MiB"
+# events per second of each, round by round
+paste "$W/dtrace.runs" "$W/dtrace-j1.runs" "$W/babeltrace2.runs" |
+	awk -v n="$nr" -v b="$bt_nr" '{ print (n / $1) / (b / $7), (n / $5) / (b / $8) }' >"$W/ratios"
+echo "BENCH dtrace_vs_babeltrace2 $(median 1 "$W/ratios" | xargs printf '%.1f') x" \
+     "(rounds: $(awk '{ printf "%.1f ", $1 }' "$W/ratios"| sed 's/ $//'))"
+echo "BENCH dtrace_vs_babeltrace2_cpu $(median 2 "$W/ratios" | xargs printf '%.1f') x"
+[ "${KEEP:-}" ] || rm -rf "$W/lttng-trace" "$W"/trace.cpu*
 [ "$bt_nr" -ge "$LTTNG_EVENTS" ] || echo "bench/dtrace: warning: LTTng kept $bt_nr of $LTTNG_EVENTS events"

@@ -200,33 +200,45 @@ static inline __attribute__((always_inline)) unsigned int nr_digits(uint64_t v)
  * eight are copied.  Below 10^4 the same with four digits; larger values
  * go two digits at a time from the right.
  */
+static inline uint64_t digit_pair(uint64_t y)
+{
+	uint16_t pair;
+
+	memcpy(&pair, digit_pairs + 2 * (y >> 32), 2);
+	return pair;
+}
+
 static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t v,
 							       unsigned int n)
 {
 	char *end = p + n;
 
+	/*
+	 * The digits are put together in a register, first digit in the low
+	 * byte, and stored once: put together in memory, two bytes at a time,
+	 * and read back as one word, they stalled the load on the stores
+	 * (half of dtrace's time went there).
+	 */
 	if (v < 10000) {
 		uint64_t y = (v * ((1ull << 48) / 100 + 1) >> 16) + 1;
-		char four[8];
+		uint32_t four = digit_pair(y);
 
-		memcpy(four, digit_pairs + 2 * (y >> 32), 2);
 		y = (uint64_t)(uint32_t)y * 100;
-		memcpy(four + 2, digit_pairs + 2 * (y >> 32), 2);
-		memcpy(p, four + 4 - n, 4);
+		four |= digit_pair(y) << 16;
+		four >>= 8 * (4 - n);
+		memcpy(p, &four, 4);
 		return end;
 	}
 	if (v < 100000000) {
 		uint64_t y = (v * ((1ull << 48) / 1000000 + 1) >> 16) + 1;
-		char eight[16];
+		uint64_t eight = digit_pair(y);
 
-		memcpy(eight, digit_pairs + 2 * (y >> 32), 2);
-		y = (uint64_t)(uint32_t)y * 100;
-		memcpy(eight + 2, digit_pairs + 2 * (y >> 32), 2);
-		y = (uint64_t)(uint32_t)y * 100;
-		memcpy(eight + 4, digit_pairs + 2 * (y >> 32), 2);
-		y = (uint64_t)(uint32_t)y * 100;
-		memcpy(eight + 6, digit_pairs + 2 * (y >> 32), 2);
-		memcpy(p, eight + 8 - n, 8);
+		for (unsigned int i = 16; i < 64; i += 16) {
+			y = (uint64_t)(uint32_t)y * 100;
+			eight |= digit_pair(y) << i;
+		}
+		eight >>= 8 * (8 - n);
+		memcpy(p, &eight, 8);
 		return end;
 	}
 	while (v >= 100) {
