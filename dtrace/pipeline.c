@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dtrace.h"
+#include "prefetch.h"
 #include "util.h"
 
 /*
@@ -26,6 +27,7 @@
  * worker writes take memory.
  */
 #define BATCH_BYTES	(512 * 1024)		/* packed events */
+#define BATCH_PREFETCH	2048			/* bytes ahead, see prefetch.h */
 #define WORKER_OUT	(2 * DTRACE_OUT_SIZE)	/* a worker's output buffer */
 #define BATCH_OUTPUT	(WORKER_OUT - DTRACE_LINE_MAX)
 #define MAX_WORKERS	8
@@ -171,8 +173,16 @@ void pipeline_add(struct pipeline *pl, uint64_t ns, unsigned int file,
 	}
 	b = pl->cur;
 	e = (void *)(b->data + b->used);
+	/* a worker read this batch on another CPU: take its lines back early */
+	if (b->used + BATCH_PREFETCH < BATCH_BYTES)
+		prefetch_write(b->data + b->used + BATCH_PREFETCH);
 	copy = (void *)(e + 1);
-	memcpy(copy, ev, offsetof(struct ktfile_event, args) + ev->nr_args * sizeof(uint32_t));
+	/* most events have two arguments: a copy of known size is a few moves */
+	if (ev->nr_args == 2)
+		memcpy(copy, ev, offsetof(struct ktfile_event, args) + 2 * sizeof(uint32_t));
+	else
+		memcpy(copy, ev, offsetof(struct ktfile_event, args) +
+		       ev->nr_args * sizeof(uint32_t));
 	*e = (struct dtrace_event){ .ns = ns, .file = file, .ev = copy };
 	b->used += size;
 	b->output += bound;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0 */
 /*
  * ktevents: the group and event table of <linux/ktrace_events.h> as data, for the
  * tools: names, lookup by event code, decoding arguments into text, and the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0 */
 /*
  * ktfile: the ktrace trace file, its reader, writer and merge.
  *

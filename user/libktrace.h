@@ -40,6 +40,7 @@
 #include <linux/ktrace.h>
 
 #include "ktfile.h"
+#include "prefetch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -117,16 +118,6 @@ static inline KT_NOTRACE uint64_t kt_rdtsc(void)
 #endif
 }
 
-/* A hint: a CPU without prefetchw takes its encoding as a NOP. */
-static inline KT_NOTRACE void kt_prefetch_write(const void *p)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	asm volatile("prefetchw %0" : : "m"(*(const char *)p));
-#else
-	__builtin_prefetch(p, 1, 3);
-#endif
-}
-
 /* Compare and exchange, atomic against signals of this thread only. */
 static inline KT_NOTRACE bool kt_cas_local(uint64_t *p, uint64_t old, uint64_t new)
 {
@@ -181,7 +172,7 @@ kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint3
 			break;
 	}
 	s->last_tsc = tsc;
-	kt_prefetch_write(&s->ring[(h + KT_PREFETCH_RECORDS) & s->mask]);
+	prefetch_write(&s->ring[(h + KT_PREFETCH_RECORDS) & s->mask]);
 	kt_put(&s->ring[h & s->mask], tsc, code, s->tid, a1, a2);
 	if (cont)
 		kt_put(&s->ring[(h + 1) & s->mask], tsc, KTRACE_EVT_CONT | KTRACE_EVT_END,
