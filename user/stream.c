@@ -130,15 +130,18 @@ static KT_NOTRACE bool stream_lock(struct kt_stream *s, int tid)
 }
 
 /*
- * Write the committed records to the file; the lock is held.  In pieces
- * of an eighth of the ring, each freed as soon as it is written: a thread
- * waiting for room goes on early.
+ * Write the committed records to the file, at most @max; the lock is
+ * held.  In pieces of an eighth of the ring, each freed as soon as it is
+ * written: a thread waiting for room goes on early.
  */
-static KT_NOTRACE int write_out(struct kt_stream *s)
+static KT_NOTRACE int write_out(struct kt_stream *s, uint64_t max)
 {
 	uint64_t end = __atomic_load_n(&s->committed, __ATOMIC_ACQUIRE);
 	uint64_t pos = s->done, size = s->mask + 1;
 	int ret;
+
+	if (end - pos > max)
+		end = pos + max;
 
 	while (pos < end) {
 		uint64_t first = pos & s->mask;
@@ -186,7 +189,7 @@ static KT_NOTRACE void *writer_main(void *arg)
 			    !stream_trylock(s, tid))
 				continue;
 			if (s->state == KT_LIVE)
-				write_out(s);
+				write_out(s, UINT64_MAX);
 			stream_unlock(s);
 		}
 		/* a library loaded since the last map: it gets one before it is gone */
@@ -220,9 +223,15 @@ static KT_NOTRACE void wait_for_room(struct kt_stream *s)
 {
 	uint32_t seq = __atomic_load_n(&s->done_seq, __ATOMIC_SEQ_CST);
 
+	/*
+	 * One piece, then back to recording: the writer, kicked, writes the
+	 * rest meanwhile on another CPU, where writing it all here would
+	 * leave that CPU idle and this thread not recording.
+	 */
 	if (stream_trylock(s, s->tid)) {
-		write_out(s);
+		write_out(s, (s->mask + 1) / 8);
 		stream_unlock(s);
+		kick_writer();
 		return;
 	}
 	kick_writer();
@@ -555,7 +564,7 @@ static KT_NOTRACE void close_stream(struct kt_stream *s)
 {
 	int ret;
 
-	write_out(s);
+	write_out(s, UINT64_MAX);
 	write_lost(s);
 	ret = ktfile_close(&s->file);
 	if (ret < 0 && !s->failed)
@@ -600,7 +609,7 @@ KT_NOTRACE int kt_flush_all(bool final)
 			ret = -1;
 			continue;
 		}
-		if (s->state == KT_LIVE && write_out(s) < 0)
+		if (s->state == KT_LIVE && write_out(s, UINT64_MAX) < 0)
 			ret = -1;
 		if (final && s->state == KT_LIVE)
 			write_lost(s);
