@@ -16,12 +16,6 @@
 #include "calls.h"
 #include "util.h"
 
-struct node {
-	const struct sym_func *fn;
-	uint64_t calls, self;
-	unsigned int rank;		/* place in the sorted list: its DOT name */
-};
-
 struct edge {
 	unsigned int from;		/* function id, or THREAD_BIT | thread index */
 	const struct sym_func *to;
@@ -34,8 +28,9 @@ static struct {
 	struct amap edges;		/* from << 32 | to id -> edge */
 	struct edge **list;
 	size_t nr_edges;
-	struct node *nodes;		/* by function id */
+	struct call_totals *nodes;	/* by function id */
 	unsigned int nr_nodes;
+	unsigned int *rank;		/* by function id: place in the sorted list, its DOT name */
 	unsigned int thread;		/* index of the thread being walked */
 } cg;
 
@@ -45,7 +40,6 @@ static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 	unsigned int from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
 	uint64_t key = (uint64_t)from << 32 | s->fn->id;
 	struct edge *e;
-	struct node *n;
 
 	if (s->kind != STEP_EXIT)
 		return;
@@ -60,22 +54,13 @@ static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 	}
 	e->calls++;
 	e->total += dur;
-	if (s->fn->id >= cg.nr_nodes) {
-		unsigned int nr = sym_nr_funcs();
-
-		cg.nodes = xrealloc(cg.nodes, nr * sizeof(*cg.nodes));
-		memset(cg.nodes + cg.nr_nodes, 0, (nr - cg.nr_nodes) * sizeof(*cg.nodes));
-		cg.nr_nodes = nr;
-	}
-	n = &cg.nodes[s->fn->id];
-	n->fn = s->fn;
-	n->calls++;
-	n->self += dur - s->callees_ns;
+	calls_add_totals(&cg.nodes, &cg.nr_nodes, s);
 }
 
 static int by_name(const void *a, const void *b)
 {
-	const struct node *x = *(struct node *const *)a, *y = *(struct node *const *)b;
+	const struct call_totals *x = *(struct call_totals *const *)a;
+	const struct call_totals *y = *(struct call_totals *const *)b;
 	int c = strcmp(x->fn->name, y->fn->name);
 
 	return c ? c : x->fn->id < y->fn->id ? -1 : 1;
@@ -84,7 +69,7 @@ static int by_name(const void *a, const void *b)
 /* Threads first (in their order), then functions by name. */
 static unsigned int edge_rank(unsigned int from)
 {
-	return from & THREAD_BIT ? from & ~THREAD_BIT : THREAD_BIT | cg.nodes[from].rank;
+	return from & THREAD_BIT ? from & ~THREAD_BIT : THREAD_BIT | cg.rank[from];
 }
 
 static int by_ends(const void *a, const void *b)
@@ -94,8 +79,8 @@ static int by_ends(const void *a, const void *b)
 
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
-	rx = cg.nodes[x->to->id].rank;
-	ry = cg.nodes[y->to->id].rank;
+	rx = cg.rank[x->to->id];
+	ry = cg.rank[y->to->id];
 	return rx < ry ? -1 : rx > ry;
 }
 
@@ -124,7 +109,7 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 {
 	unsigned int nr_threads, nr = 0;
 	struct call_thread **threads = calls_threads(dt, &nr_threads);
-	struct node **sorted;
+	struct call_totals **sorted;
 
 	for (cg.thread = 0; cg.thread < nr_threads; cg.thread++)
 		calls_walk(threads[cg.thread], cg_step, NULL);
@@ -133,8 +118,9 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 		if (cg.nodes[i].fn)
 			sorted[nr++] = &cg.nodes[i];
 	qsort(sorted, nr, sizeof(*sorted), by_name);
+	cg.rank = xcalloc(cg.nr_nodes + 1, sizeof(*cg.rank));
 	for (unsigned int i = 0; i < nr; i++)
-		sorted[i]->rank = i;
+		cg.rank[sorted[i]->fn->id] = i;
 	qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
 
 	out_printf(o, "digraph calls {\n\tnode [shape=box, fontname=\"monospace\", fontsize=10];\n"
@@ -143,7 +129,7 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 		out_printf(o, "\tt%u [shape=ellipse, label=\"thread %u\\n(pid %u, %s)\"];\n", i,
 			   threads[i]->tid, threads[i]->pid, threads[i]->comm);
 	for (unsigned int i = 0; i < nr; i++) {
-		const struct node *n = sorted[i];
+		const struct call_totals *n = sorted[i];
 
 		out_printf(o, "\tf%u [label=\"", i);
 		put_escaped(o, n->fn->name);
@@ -163,8 +149,8 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 		if (e->from & THREAD_BIT)
 			out_printf(o, "\tt%u", e->from & ~THREAD_BIT);
 		else
-			out_printf(o, "\tf%u", cg.nodes[e->from].rank);
-		out_printf(o, " -> f%u [label=\"%llu call%s\\n", cg.nodes[e->to->id].rank,
+			out_printf(o, "\tf%u", cg.rank[e->from]);
+		out_printf(o, " -> f%u [label=\"%llu call%s\\n", cg.rank[e->to->id],
 			   (unsigned long long)e->calls, e->calls == 1 ? "" : "s");
 		put_time(o, e->total);
 		out_printf(o, " us\"];\n");
@@ -176,6 +162,7 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	free(cg.edges.keys);
 	free(cg.edges.vals);
 	free(cg.nodes);
+	free(cg.rank);
 	free(sorted);
 	calls_free();
 }

@@ -384,6 +384,27 @@ void calls_walk(struct call_thread *t,
 	free(w.stack);
 }
 
+void calls_add_totals(struct call_totals **totals, unsigned int *nr,
+		      const struct call_step *s)
+{
+	uint64_t dur = s->ns - s->entry_ns;
+	struct call_totals *t;
+
+	if (s->fn->id >= *nr) {
+		unsigned int grown = sym_nr_funcs();
+
+		*totals = xrealloc(*totals, grown * sizeof(**totals));
+		memset(*totals + *nr, 0, (grown - *nr) * sizeof(**totals));
+		*nr = grown;
+	}
+	t = &(*totals)[s->fn->id];
+	t->fn = s->fn;
+	t->calls++;
+	t->self += dur - s->callees_ns;
+	if (!s->recursive)
+		t->total += dur;
+}
+
 void calls_free(void)
 {
 	for (unsigned int i = 0; i < calls.nr_files; i++) {

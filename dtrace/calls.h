@@ -84,6 +84,18 @@ void calls_walk(struct call_thread *t,
 		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
 		void *ctx);
 
+/* What the calls of one function that ended add up to (--flat, --callgraph). */
+struct call_totals {
+	const struct sym_func *fn;	/* NULL: none of its calls ended */
+	uint64_t calls;
+	uint64_t total;			/* entry to exit, once where it recurses */
+	uint64_t self;			/* total less its callees' */
+};
+
+/* Count EXIT step @s into @totals, by function id, @nr of them (grown). */
+void calls_add_totals(struct call_totals **totals, unsigned int *nr,
+		      const struct call_step *s);
+
 /* Free everything calls_event() kept. */
 void calls_free(void);
 

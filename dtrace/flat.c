@@ -13,46 +13,26 @@
 #include "calls.h"
 #include "util.h"
 
-struct flat_fn {
-	const struct sym_func *fn;
-	uint64_t calls, total, self;
-};
-
 static struct {
-	struct flat_fn *fns;		/* by sym_func id */
+	struct call_totals *fns;	/* by sym_func id */
 	unsigned int nr;
 	uint64_t repairs;
 } flat;
 
 static void flat_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
-	uint64_t dur = s->ns - s->entry_ns;
-	struct flat_fn *f;
-
 	if (s->kind == STEP_NOTE || (s->kind != STEP_EXIT && s->repair))
 		flat.repairs++;
 	if (s->kind != STEP_EXIT)
 		return;
 	if (s->repair)
 		flat.repairs++;
-	if (s->fn->id >= flat.nr) {
-		unsigned int nr = sym_nr_funcs();
-
-		flat.fns = xrealloc(flat.fns, nr * sizeof(*flat.fns));
-		memset(flat.fns + flat.nr, 0, (nr - flat.nr) * sizeof(*flat.fns));
-		flat.nr = nr;
-	}
-	f = &flat.fns[s->fn->id];
-	f->fn = s->fn;
-	f->calls++;
-	f->self += dur - s->callees_ns;
-	if (!s->recursive)
-		f->total += dur;
+	calls_add_totals(&flat.fns, &flat.nr, s);
 }
 
 static int by_self(const void *a, const void *b)
 {
-	const struct flat_fn *x = a, *y = b;
+	const struct call_totals *x = a, *y = b;
 
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
@@ -83,7 +63,7 @@ static void flat_end(struct dtrace *dt, struct outbuf *o)
 	out_printf(o, "\n%12s %14s %14s  %s\n", "CALLS", "TOTAL(us)", "SELF(us)",
 		   "FUNCTION  (FILE:LINE)");
 	for (unsigned int i = 0; i < nr; i++) {
-		const struct flat_fn *f = &flat.fns[i];
+		const struct call_totals *f = &flat.fns[i];
 		char *p = out_reserve(o);
 
 		p = ktev_put_u64_width(p, f->calls, 12);
