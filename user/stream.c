@@ -456,15 +456,16 @@ KT_NOTRACE int kt_create_file(const char *dir, const char *name, bool append)
 	if (dfd < 0)
 		return -1;
 	fd = openat(dfd, name, flags | (append ? O_APPEND : O_EXCL), 0600);
-	if (fd < 0 && errno == EEXIST && unlinkat(dfd, name, 0) == 0)
-		fd = openat(dfd, name, flags | O_EXCL, 0600);	/* a file of an earlier run */
 	/* appending: only to a regular file of ours, not a link to another */
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-			st.st_uid != geteuid())) {
+	if (fd >= 0 && append && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+				  st.st_nlink != 1 || st.st_uid != geteuid())) {
 		close(fd);
 		fd = -1;
-		errno = EPERM;
+		errno = EEXIST;
 	}
+	/* a file of an earlier run, or a link: replaced, never written through */
+	if (fd < 0 && (errno == EEXIST || errno == ELOOP) && unlinkat(dfd, name, 0) == 0)
+		fd = openat(dfd, name, flags | O_EXCL, 0600);
 	err = errno;
 	close(dfd);
 	errno = err;
