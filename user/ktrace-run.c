@@ -441,11 +441,18 @@ static void drain_loop(struct run *run)
 {
 	struct kt_control *c = run->control;
 
+	uint32_t rings_seen = 0;
+
 	do {
 		uint32_t kick = __atomic_load_n(&c->kick, __ATOMIC_SEQ_CST);
+		uint32_t rings = __atomic_load_n(&c->rings_made, __ATOMIC_SEQ_CST);
 		struct timespec ts = { 0, DRAIN_PERIOD_MS * 1000000 };
 
-		scan_rings(run);
+		/* a ring counted is made before it is counted: read the count first */
+		if (rings != rings_seen || !run->rings) {
+			scan_rings(run);
+			rings_seen = rings;
+		}
 		drain_all(run, 0, false);
 		__atomic_fetch_add(&c->heartbeat, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);

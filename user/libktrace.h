@@ -113,6 +113,7 @@ struct kt_control {
 	int32_t drainer_pid;
 	uint32_t kick __attribute__((aligned(64)));	/* futex: rings to drain */
 	int sleeping;			/* the drainer waits on kick */
+	uint32_t rings_made;		/* bumped with each new ring: look for it */
 	uint64_t heartbeat;		/* bumped by every round of the drainer */
 };
 

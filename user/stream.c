@@ -759,7 +759,9 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	snprintf(name, sizeof(name), "trace.pid%u.tid%u", h.pid, h.tid);
 	snprintf(s->path, sizeof(s->path), "%.*s/%s", PATH_MAX - 64, kt.dir, name);
 	if (kt.mode == KT_DRAINED) {
-		kick_writer();		/* a new ring: ktrace-run, take it */
+		/* a new ring: ktrace-run, take it */
+		__atomic_fetch_add(&kt.control->rings_made, 1, __ATOMIC_SEQ_CST);
+		kick_writer();
 		return s;
 	}
 	fd = kt_create_file(kt.dir, name, false);
