@@ -855,9 +855,13 @@ static KT_NOTRACE void release_ring(struct kt_stream *s)
 {
 	struct kt_ring *r = s->shm;
 
-	if (s->lost && !s->failed && s->nest == 0) {
+	if (s->lost && s->nest == 0) {
+		/* room for the marker: wait for it even with KTRACE_USER_DROP */
+		while (!s->failed &&
+		       s->head + 1 > __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) + s->mask + 1)
+			wait_for_room(s);
 		s->nest = 1;
-		if (s->head + 1 + 1 <= __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) + s->mask + 1)
+		if (!s->failed)
 			kt_slow_path(s, s->head, 0);
 		s->nest = 0;
 		__atomic_store_n(&r->committed, s->head, __ATOMIC_RELEASE);

@@ -164,6 +164,37 @@ done
 [ -z "$(ls /dev/shm | grep '^ktrace-run\.')" ]
 ok $? "ktrace-run removes its ring directory" "$(ls /dev/shm | grep ktrace-run)"
 
+# ---- under ktrace-run: fork, full rings, signals mid-record ----
+rm -rf "$TMP/rfork"
+"$KTRACE_RUN" -o "$TMP/rfork" "$UT/events" fork 10000 >/dev/null
+set -- "$TMP"/rfork/trace.pid*.tid*
+[ $# -eq 2 ] && [ "$(count "$TMP/rfork" user:mark)" -eq 20000 ] &&
+	[ "$(count "$TMP/rfork" user:2)" -eq 10000 ] && [ "$(ls "$TMP"/rfork/*.maps | wc -l)" -eq 2 ]
+ok $? "ktrace-run, fork: parent and child each in files of their own, every event" "$(ls "$TMP/rfork")"
+rm -rf "$TMP/rwait"
+"$KTRACE_RUN" -b 1024 -o "$TMP/rwait" "$UT/events" threads 2 200000 >/dev/null
+[ "$(count "$TMP/rwait" user:mark)" -eq 400000 ] && [ "$(lost "$TMP/rwait")" -eq 0 ]
+ok $? "ktrace-run, 1024-record rings: the threads wait for ktrace-run, nothing lost"
+rm -rf "$TMP/rdrop"
+"$KTRACE_RUN" -D -b 1024 -o "$TMP/rdrop" "$UT/events" threads 2 500000 >/dev/null
+got=$(count "$TMP/rdrop" user:mark)
+lost=$(lost "$TMP/rdrop")
+[ $((got + lost)) -eq 1000000 ]
+ok $? "ktrace-run -D: recorded + counted as lost = every event" "$got + $lost"
+for drop in 0 1; do
+	rm -rf "$TMP/rsig"
+	out=$(KTRACE_USER_DROP=$drop "$KTRACE_RUN" -b 1024 -o "$TMP/rsig" "$UT/sigstress" 1)
+	main=$(echo "$out" | awk '/^main/ { print $2 }')
+	handler=$(echo "$out" | awk '/^handler/ { print $2 }')
+	"$DTRACE" -j 1 "$TMP"/rsig/trace.* >"$TMP/rsig.txt" 2>"$TMP/rsig.err"
+	read -r recs lost < <(awk '$4 == "meta:lost" { l += $5; next }
+		$4 == "func:entry" { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/rsig.txt")
+	want=$((main / 3 * 4 + handler / 4 * 5))
+	[ ! -s "$TMP/rsig.err" ] && [ "$handler" -gt 100 ] && [ $((recs + lost)) -eq $want ]
+	ok $? "ktrace-run, signals mid-record (drop=$drop): files read cleanly, records + lost = all" \
+		"$recs + $lost != $want; $(head -c 300 "$TMP/rsig.err")"
+done
+
 # ---- under ktrace-run: the program's own things stay its own ----
 rm -rf "$TMP/cr" "$TMP/cr.file"
 "$KTRACE_RUN" -o "$TMP/cr" "$UT/events" closerange "$TMP/cr.file" 300000 >/dev/null 2>"$TMP/cr.err"
