@@ -179,6 +179,7 @@ struct ring {
 	struct kt_ring *r;
 	size_t bytes;
 	uint64_t records, done;
+	uint64_t last_tsc;		/* of the last record written */
 	uint32_t pid;
 	struct ktfile_header hdr;	/* copied once, then checked */
 	struct ktfile_writer out;
@@ -311,6 +312,7 @@ static bool take_ring(struct run *run, const char *name)
 		g->failed = true;
 	}
 	g->done = 0;
+	g->last_tsc = g->hdr.ref_tsc;
 	g->next = run->rings;
 	run->rings = g;
 	return true;
@@ -376,6 +378,7 @@ static void drain_ring(struct run *run, struct ring *g)
 				run->lost += recs[first + i].arg1 |
 					     (uint64_t)recs[first + i].arg2 << 32;
 		run->records += nr;
+		g->last_tsc = recs[first + nr - 1].tsc;
 		g->done += nr;
 		__atomic_store_n(&g->r->done, g->done, __ATOMIC_RELEASE);
 		wake_owner(g->r);
@@ -386,8 +389,18 @@ static void drain_ring(struct run *run, struct ring *g)
 static void close_ring(struct run *run, struct ring **link)
 {
 	struct ring *g = *link;
+	uint64_t lost;
 
 	drain_ring(run, g);
+	lost = __atomic_load_n(&g->r->lost, __ATOMIC_ACQUIRE);
+	if (lost && !g->failed) {
+		/* dropped after the thread's last marker: the process is gone */
+		struct ktrace_record m = { .tsc = g->last_tsc, .event = KTRACE_META_LOST,
+					   .arg1 = (uint32_t)lost, .arg2 = (uint32_t)(lost >> 32) };
+
+		if (ktfile_append(&g->out, &m, 1) == 0)
+			run->lost += lost;
+	}
 	if (g->out.fd >= 0 && ktfile_close(&g->out) < 0)
 		pr_err("%s/%s: close: %s", run->dir, g->out_name, strerror(errno));
 	/* a thread still waiting for room (its ring is gone) must not hang */

@@ -92,6 +92,8 @@ struct kt_ring {
 
 	/* written by the recording thread */
 	uint64_t committed __attribute__((aligned(64)));	/* records before it are whole */
+	uint64_t lost;			/* dropped, not yet marked in the ring: the
+					 * drainer marks them if the thread cannot */
 
 	/* written by the drainer: a cache line of its own */
 	uint64_t done __attribute__((aligned(64)));	/* in the file before it */
@@ -135,7 +137,6 @@ struct kt_stream {
 	struct ktrace_record *ring;	/* kt_ring_records(shm) */
 	uint64_t mask;			/* ring size in records - 1 */
 	uint32_t tid;
-	uint64_t lost;			/* dropped, not yet marked in the ring */
 	uint64_t wait_tsc;		/* waiting for ktrace-run since (0: not) */
 	uint64_t wait_heartbeat;	/* its heartbeat then */
 

@@ -332,29 +332,29 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 	for (;;) {
 		h = s->head;
 		done = __atomic_load_n(&s->shm->done, __ATOMIC_ACQUIRE);
-		if (h + n + (s->lost ? 1 : 0) > done + size) {
+		if (h + n + (s->shm->lost ? 1 : 0) > done + size) {
 			/*
 			 * Full.  Wait only where the records below head are
 			 * whole (we interrupted no record of this thread) and
 			 * can be written.
 			 */
 			if (kt.drop || s->nest > 1 || s->failed) {
-				__atomic_fetch_add(&s->lost, n, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&s->shm->lost, n, __ATOMIC_RELAXED);
 				return false;
 			}
 			__atomic_store_n(&s->shm->committed, s->head, __ATOMIC_RELEASE);
 			wait_for_room(s);
 			continue;
 		}
-		if (!s->lost)
+		if (!s->shm->lost)
 			break;
 		/* the lost marker first, reserved like a record */
-		lost = __atomic_exchange_n(&s->lost, 0, __ATOMIC_RELAXED);
+		lost = __atomic_exchange_n(&s->shm->lost, 0, __ATOMIC_RELAXED);
 		tsc = kt_rdtsc();
 		if (tsc < s->last_tsc)
 			tsc = s->last_tsc;
 		if (!kt_cas_local(&s->head, h, h + 1)) {
-			__atomic_fetch_add(&s->lost, lost, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&s->shm->lost, lost, __ATOMIC_RELAXED);
 			continue;	/* a handler came in between: again */
 		}
 		s->last_tsc = tsc;
@@ -719,6 +719,7 @@ static KT_NOTRACE struct kt_stream *claim_stream(const struct ktfile_header *h)
 	}
 	r->records = kt.records;
 	r->committed = r->done = 0;
+	r->lost = 0;
 	r->ended = 0;
 	r->file = *h;
 	r->version = KT_RING_VERSION;
@@ -751,7 +752,6 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	s->head = 0;
 	s->last_tsc = h.ref_tsc;
 	s->nest = 0;
-	s->lost = 0;
 	s->wait_tsc = 0;
 	s->limit = (s->mask + 1) / 2;
 	s->failed = false;
@@ -808,7 +808,7 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
 	kt_barrier();
 	if (s && start_lost) {
 		/* the next record takes the slow path, which marks them */
-		__atomic_fetch_add(&s->lost, __atomic_exchange_n(&start_lost, 0, __ATOMIC_RELAXED),
+		__atomic_fetch_add(&s->shm->lost, __atomic_exchange_n(&start_lost, 0, __ATOMIC_RELAXED),
 				   __ATOMIC_RELAXED);
 		s->limit = 0;
 	}
@@ -821,7 +821,7 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
  */
 static KT_NOTRACE void write_lost(struct kt_stream *s)
 {
-	uint64_t lost = __atomic_exchange_n(&s->lost, 0, __ATOMIC_RELAXED);
+	uint64_t lost = __atomic_exchange_n(&s->shm->lost, 0, __ATOMIC_RELAXED);
 	struct ktrace_record r;
 	uint64_t tsc = kt_rdtsc();
 
@@ -855,7 +855,7 @@ static KT_NOTRACE void release_ring(struct kt_stream *s)
 {
 	struct kt_ring *r = s->shm;
 
-	if (s->lost && s->nest == 0) {
+	if (s->shm->lost && s->nest == 0) {
 		/* room for the marker: wait for it even with KTRACE_USER_DROP */
 		while (!s->failed &&
 		       s->head + 1 > __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) + s->mask + 1)
