@@ -277,12 +277,12 @@ static bool take_ring(struct run *run, const char *name)
 		close(fd);
 		return false;
 	}
-	records = r->records;
 	if (__atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != KT_RING_MAGIC) {
 		munmap(r, KT_RING_HEADER);
 		close(fd);
 		return false;		/* being made */
 	}
+	records = r->records;		/* set before the magic */
 	munmap(r, KT_RING_HEADER);
 	bytes = KT_RING_HEADER + records * sizeof(struct ktrace_record);
 	if (records < 2 || (records & (records - 1)) || records > (1u << 24) ||
