@@ -656,7 +656,7 @@ int main(int argc, char **argv)
 	drain_loop(&run);
 	remove_rings_dir(&run);
 	if (getenv("KTRACE_RUN_VERBOSE"))
-		fprintf(stderr, "ktrace-run: %lu files, %lu records, %lu lost, in %s\n",
-			run.files, run.records, run.lost, run.dir);
+		fprintf(stderr, "ktrace-run: %lu files, %lu records, %lu lost, in %s (rings in %s)\n",
+			run.files, run.records, run.lost, run.dir, run.rings_dir);
 	return exit_like(run.child_status);
 }

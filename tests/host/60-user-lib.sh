@@ -161,8 +161,11 @@ for how in return exit _exit exec abort segv kill; do
 	ok $? "ktrace-run, ends by $how: all 10002 events, exit status $want" \
 		"exit $rc, $got events; $(head -c 300 "$TMP/end.err")"
 done
-[ -z "$(ls /dev/shm | grep '^ktrace-run\.')" ]
-ok $? "ktrace-run removes its ring directory" "$(ls /dev/shm | grep ktrace-run)"
+rm -rf "$TMP/end"
+KTRACE_RUN_VERBOSE=1 "$KTRACE_RUN" -o "$TMP/end" "$UT/events" end exit 10 >/dev/null 2>"$TMP/end.err"
+rings=$(sed -n 's/.*(rings in \(.*\))$/\1/p' "$TMP/end.err")
+[ -n "$rings" ] && [ ! -e "$rings" ] && grep -q "ktrace-run: 1 files, 10 records, 0 lost" "$TMP/end.err"
+ok $? "ktrace-run counts what it wrote and removes its ring directory" "$(cat "$TMP/end.err")"
 
 # ---- under ktrace-run: fork, full rings, signals mid-record ----
 rm -rf "$TMP/rfork"
