@@ -250,6 +250,17 @@ for how in run standalone; do
 	ok $? "$how: directories made 0700, trace and map files 0600 (umask 022)" "$modes"
 done
 
+# ---- a directory others can write: refused (they could swap or read files) ----
+mkdir -p "$TMP/open" && chmod 777 "$TMP/open"
+expect_error "ktrace-run -o a directory writable by others: refused" "writable by others" \
+	"$KTRACE_RUN" -o "$TMP/open" "$UT/events" threads 1 10
+KTRACE_USER_DIR=$TMP/open LD_PRELOAD=$LIBKTRACE "$UT/events" threads 1 10 >/dev/null 2>"$TMP/open.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "cannot record (a directory of another user, or writable by others)" \
+	"$TMP/open.err" && [ -z "$(ls -A "$TMP/open")" ]
+ok $? "standalone, KTRACE_USER_DIR writable by others: nothing written, the program runs" \
+	"exit $rc: $(cat "$TMP/open.err")"
+
 # ---- planted links: never written through ----
 printf 'secret\n' >"$TMP/target"
 mkdir -m 700 "$TMP/plant"
