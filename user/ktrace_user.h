@@ -10,7 +10,7 @@
  *	TRACE(REQ_START, id, len);
  *
  * Each thread records into a buffer of its own, without locks or system
- * calls; the library writes every thread's records to a file of its own,
+ * calls; every thread's records go to a file of its own,
  * $KTRACE_USER_DIR/trace.pid<PID>.tid<TID>, in the ktrace trace file
  * format, and the process's memory map and build ids to
  * $KTRACE_USER_DIR/trace.pid<PID>.maps so that dtrace can put names on
@@ -18,8 +18,19 @@
  * -finstrument-functions and linked with (or LD_PRELOADed with)
  * libktrace.so has every function entry and exit recorded (the func group).
  *
+ * Under ktrace-run(1) the buffers are shared memory that ktrace-run drains
+ * from outside the program: every event recorded is in the trace however
+ * the process ends (exit, _exit, exec, abort, a crash, SIGKILL), and the
+ * library adds no thread, file descriptor or signal handler to the program.
+ * Run without ktrace-run, a program records only if KTRACE_USER_DIR is
+ * set, then with a writer thread of its own ("standalone": what it had not
+ * written yet is lost on _exit, exec, SIGKILL and crashes; see
+ * libktrace(3)); otherwise it records nothing.  A setuid or setcap program
+ * records only when run by root.
+ *
  * Environment (read once, when a process records its first event):
- *   KTRACE_USER_DIR   output directory, created if missing (ktrace.data)
+ *   KTRACE_USER_DIR   output directory, created (0700) if missing; it must
+ *                     be the user's (or root's) and not writable by others
  *   KTRACE_USER_BUF   buffer size per thread in records, a power of two,
  *                     1024 to 16777216 (65536 = 1.5 MiB)
  *   KTRACE_USER_DROP  1: when a buffer is full, drop records (counted,
@@ -27,13 +38,7 @@
  *                     writer
  *   KTRACE_TSC_HZ     TSC frequency, skips the 15 ms calibration
  *                     (ktrace-run passes it on to the processes it runs)
- *
- * What is recorded is on disk when a thread exits, when the process calls
- * exit() or returns from main, after ktrace_user_flush(), and when it is
- * killed by SIGINT, SIGTERM or SIGHUP (the library flushes, then lets the
- * signal do what it did before).  It is lost on _exit(), exec, SIGKILL and
- * crashes, except what the background writer had already written (it
- * writes at least every 100 ms).
+ *   KTRACE_RUN_RINGS  set by ktrace-run: its ring directory
  */
 #ifndef KTRACE_USER_H
 #define KTRACE_USER_H
@@ -60,8 +65,9 @@ void ktrace_user_event(unsigned int sub, uint32_t arg1, uint32_t arg2);
 int ktrace_user_name(unsigned int sub, const char *name, const char *format);
 
 /*
- * Write everything recorded so far, by every thread, and the memory map.
- * Call it before exec.  Returns 0 or -1 if a file could not be written.
+ * Write everything recorded so far, by every thread, and the memory map
+ * (under ktrace-run: wait until ktrace-run has).  Standalone, call it
+ * before exec.  Returns 0 or -1 if a file could not be written.
  */
 int ktrace_user_flush(void);
 

@@ -2,16 +2,25 @@
 /*
  * libktrace internals: the per-thread stream and its recording fast path.
  *
- * Each thread that records owns a stream: a ring of records in memory and
- * a trace file.  The thread reserves records by moving @head, fills them
- * and publishes them in @committed; the writer (a background thread, or
- * the recording thread itself when the ring is full) writes the records
- * from @done to @committed to the file and moves @done.
+ * Each thread that records owns a stream: a ring of records.  The thread
+ * reserves records by moving @head, fills them and publishes them in the
+ * ring's @committed; whoever drains the ring writes the records from
+ * @done to @committed to the thread's trace file and moves @done.
  *
  *   done            committed        head             done + ring size
  *    |  being written |   being filled  |  free             |
  *    v  or to write   v   by this thread v                   v
  *  --+----------------+------------------+-------------------+--
+ *
+ * Who drains.  Under ktrace-run (KTRACE_RUN_RINGS set) the ring is a file
+ * in ktrace-run's ring directory (tmpfs), mapped shared: ktrace-run drains
+ * it from outside the program, so what a thread published is in the trace
+ * whatever happens to the process after (_exit, exec, abort, a crash,
+ * SIGKILL), and the library keeps no thread, file descriptor or signal
+ * handler in the program.  Without ktrace-run but with KTRACE_USER_DIR set
+ * the ring is private memory drained by a writer thread of the library
+ * into files it holds open ("standalone": what is left in the rings is
+ * lost on _exit, exec, SIGKILL and crashes).  Neither: nothing is recorded.
  *
  * Signals.  A signal handler that records runs on the same thread, between
  * any two instructions of the code it interrupts, and runs to the end
@@ -63,26 +72,79 @@
 
 enum kt_state { KT_FREE, KT_LIVE };
 
+/*
+ * The ring a thread records into: this header (KT_RING_HEADER bytes), then
+ * @records records.  Shared with ktrace-run (a file of its ring directory,
+ * mapped by both) or private to the process (standalone).  ktrace-run
+ * trusts none of it: it checks @magic, @version, @records against the
+ * file's size and every @committed against what it has drained.
+ */
+#define KT_RING_MAGIC	0x31676e69726b746bull		/* "ktring1" */
+#define KT_RING_VERSION	1
+#define KT_RING_HEADER	4096
+
+struct kt_ring {
+	uint64_t magic;			/* KT_RING_MAGIC */
+	uint32_t version;		/* KT_RING_VERSION */
+	uint32_t ended;			/* the thread is gone: nothing follows */
+	uint64_t records;		/* ring size, a power of two */
+	struct ktfile_header file;	/* the trace file's header, from the thread */
+
+	/* written by the recording thread */
+	uint64_t committed __attribute__((aligned(64)));	/* records before it are whole */
+	uint64_t lost;			/* dropped, not yet marked in the ring: the
+					 * drainer marks them if the thread cannot */
+
+	/* written by the drainer: a cache line of its own */
+	uint64_t done __attribute__((aligned(64)));	/* in the file before it */
+	uint32_t done_seq;		/* futex: bumped when done moves */
+	int waiting;			/* the owner sleeps on done_seq */
+};
+
+_Static_assert(sizeof(struct kt_ring) <= KT_RING_HEADER, "ring header fits its page");
+
+/*
+ * ktrace-run's control page, the file "control" in its ring directory: how
+ * a thread whose ring is filling wakes it, and how it knows it still runs.
+ */
+#define KT_CONTROL_MAGIC	0x316c72746374726bull	/* "krtctrl1" */
+
+struct kt_control {
+	uint64_t magic;			/* KT_CONTROL_MAGIC */
+	uint32_t version;		/* KT_RING_VERSION */
+	int32_t drainer_pid;
+	uint32_t kick __attribute__((aligned(64)));	/* futex: rings to drain */
+	int sleeping;			/* the drainer waits on kick */
+	uint32_t rings_made;		/* bumped with each new ring: look for it */
+	uint64_t heartbeat;		/* bumped by every round of the drainer */
+};
+
+static inline struct ktrace_record *kt_ring_records(struct kt_ring *r)
+{
+	return (struct ktrace_record *)((char *)r + KT_RING_HEADER);
+}
+
+/* The ring file's name in ktrace-run's directory: ring.<pid>.<tid>.<n> */
+#define KT_RING_PREFIX	"ring."
+
 struct kt_stream {
 	/* written by the owner thread (and its signal handlers) */
 	uint64_t head;			/* next record to reserve */
 	uint64_t limit;			/* reserving past it takes the slow path */
-	uint64_t committed;		/* records before it are whole */
+	struct kt_ring *shm;		/* committed, done: see struct kt_ring */
 	uint64_t last_tsc;		/* time stamps never go back in a file */
 	unsigned long nest;		/* records of this thread being written */
-	struct ktrace_record *ring;
+	struct ktrace_record *ring;	/* kt_ring_records(shm) */
 	uint64_t mask;			/* ring size in records - 1 */
 	uint32_t tid;
-	uint64_t lost;			/* dropped, not yet marked in the ring */
+	uint64_t wait_tsc;		/* waiting for ktrace-run since (0: not) */
+	uint64_t wait_heartbeat;	/* its heartbeat then */
 
-	/* shared with the writer: a cache line of its own */
-	uint64_t done __attribute__((aligned(64)));	/* in the file before it */
-	uint32_t done_seq;		/* futex: bumped when done moves */
-	int waiting;			/* the owner sleeps on done_seq */
-	int lock;			/* tid of the thread writing the file, 0 */
+	/* shared with the writer thread or a flush: a cache line of its own */
+	int lock __attribute__((aligned(64)));	/* tid of the thread writing the file, 0 */
 	int state;			/* enum kt_state */
 	bool failed;			/* the file failed: records are dropped */
-	struct ktfile_writer file;
+	struct ktfile_writer file;	/* standalone only */
 	struct kt_stream *next;		/* all streams, never unlinked */
 	char path[PATH_MAX];
 };
@@ -97,6 +159,14 @@ bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n) KT_HIDDEN;
 
 /* Flush every stream; @final: the process is going away. */
 int kt_flush_all(bool final) KT_HIDDEN;
+
+/*
+ * Create @name in @dir for writing: a new file (O_EXCL, O_NOFOLLOW), mode
+ * 0600, or -1 with errno.  @dir must be a directory of the effective user
+ * (or root) that nobody else can write.  @append: open an existing file of
+ * ours (not a link) to append instead.
+ */
+int kt_create_file(const char *dir, const char *name, bool append) KT_HIDDEN;
 
 /* maps.c: write the process's map, build ids and event names. */
 void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;
@@ -179,7 +249,7 @@ kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint3
 		       s->tid, a3, a4);
 	kt_barrier();
 	if (s->nest == 1)
-		__atomic_store_n(&s->committed, s->head, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->shm->committed, s->head, __ATOMIC_RELEASE);
 out:
 	kt_barrier();
 	s->nest--;

@@ -164,15 +164,20 @@ static KT_NOTRACE void put_names(struct maps_out *o, unsigned int from, unsigned
 			out(o, "event %u %s %s\n", sub, names[sub].name, names[sub].format);
 }
 
+/*
+ * Appended to, never truncated: after exec the same pid writes the new
+ * image's map after the old one's (and a stale file of an earlier process
+ * with this pid is followed by ours: the later snapshot wins).
+ */
 static KT_NOTRACE int open_maps(const char *dir, struct maps_out *o)
 {
-	char path[PATH_MAX];
+	char name[64];
 	pid_t pid = getpid();
 	bool first = maps_pid != pid;
 
-	snprintf(path, sizeof(path), "%s/trace.pid%u.maps", dir, (unsigned int)pid);
+	snprintf(name, sizeof(name), "trace.pid%u.maps", (unsigned int)pid);
 	o->len = 0;
-	o->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (first ? O_TRUNC : 0), 0644);
+	o->fd = kt_create_file(dir, name, true);
 	if (o->fd < 0)
 		return -1;
 	if (first) {

@@ -1,19 +1,33 @@
 // SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0
 /*
- * stream: per-thread streams of libktrace, the writer thread, and what
- * happens at fork, thread exit, exit() and fatal signals.
+ * stream: per-thread streams of libktrace, who drains their rings, and
+ * what happens at fork, thread exit, exit() and fatal signals.
  *
- * Streams are never freed: a thread that exits writes the rest of its
- * records, closes its file and leaves its stream (and its ring, already
- * paged in) to the next thread that starts recording.  So the list of
- * streams only grows, without locks, and the writer and the signal-time
- * flush can walk it at any moment.
+ * The library records in one of three modes, chosen once per program from
+ * the environment (libktrace.h says why):
+ *   drained     KTRACE_RUN_RINGS: rings are files of ktrace-run's ring
+ *               directory, mapped shared; ktrace-run writes the trace
+ *               files.  The library keeps no thread, no file descriptor,
+ *               no signal handler; it opens files only to create a ring
+ *               (and closes them at once) and to append to the map file.
+ *   standalone  KTRACE_USER_DIR only: private rings, a writer thread, one
+ *               open file per thread, handlers for SIGINT, SIGTERM, SIGHUP
+ *               that flush and then do what the program's disposition says.
+ *   off         neither, or a setuid/setcap (AT_SECURE) process whose real
+ *               user is not root: nothing is recorded.
  *
- * Who writes a stream's file holds the stream's @lock (the holder's tid):
- * the writer thread normally, the owner when its ring is full and the
- * writer is behind (or absent: after fork, until the child's own writer
- * starts), the exiting thread, and a flush.  A thread never waits for a
- * lock it holds itself (a signal handler that interrupted its own write).
+ * Streams are never freed: a thread that exits leaves its stream to the
+ * next thread that starts recording (standalone: with its ring and its
+ * pages; drained: the ring goes to ktrace-run, the next thread maps a new
+ * one).  So the list of streams only grows, without locks, and the writer
+ * and a flush can walk it at any moment.
+ *
+ * Who writes a stream's file (standalone) or unmaps its ring (drained)
+ * holds the stream's @lock (the holder's tid): the writer thread normally,
+ * the owner when its ring is full and the writer is behind (or absent:
+ * after fork, until the child's own writer starts), the exiting thread,
+ * and a flush.  A thread never waits for a lock it holds itself (a signal
+ * handler that interrupted its own write).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -39,6 +54,7 @@
 #define MAX_RECORDS		(1u << 24)
 #define WRITER_PERIOD_MS	100	/* low-rate streams reach the file this often */
 #define LOCK_WAIT_MS		2000	/* a flush gives up on a stuck stream */
+#define DRAINER_GONE_MS		2000	/* no heartbeat of ktrace-run that long: drop */
 
 __thread struct kt_stream *kt_self __attribute__((tls_model("initial-exec")));
 /* the thread does not record: it failed to start, or it is ending */
@@ -47,26 +63,28 @@ static __thread bool thread_off __attribute__((tls_model("initial-exec")));
 static __thread bool thread_starting __attribute__((tls_model("initial-exec")));
 static __thread uint64_t start_lost __attribute__((tls_model("initial-exec")));
 
+enum kt_mode { KT_OFF, KT_STANDALONE, KT_DRAINED };
+
 static struct {
 	pthread_once_t once;
+	enum kt_mode mode;
 	char dir[PATH_MAX];		/* absolute: the program may chdir() */
+	char rings[PATH_MAX];		/* drained: ktrace-run's ring directory */
+	struct kt_control *control;	/* drained: its control page */
 	uint64_t records;		/* ring size */
 	bool drop;			/* KTRACE_USER_DROP */
-	bool off;			/* nothing can be recorded */
 	uint64_t tsc_hz;
 	bool tsc_invariant;
 	pthread_key_t key;		/* its destructor ends a thread's stream */
 	pid_t pid;			/* the process that set up the below */
 	struct kt_stream *streams;	/* list head */
+	unsigned int ring_seq;		/* drained: rings this process named */
 	pthread_t writer;
 	bool writer_running;
 	int kick;			/* futex: records to write */
 	int writer_sleeping;
 	int final;			/* the process is going: writer, stop */
 } kt = { .once = PTHREAD_ONCE_INIT };
-
-static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction old_actions[3];
 
 static KT_NOTRACE pid_t gettid_raw(void)
 {
@@ -83,6 +101,19 @@ static KT_NOTRACE void futex_wait(void *addr, int val, long ms)
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
 
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/* The same on memory shared with ktrace-run (not private to the process). */
+static KT_NOTRACE void futex_wake_shared(void *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static KT_NOTRACE void futex_wait_shared(void *addr, int val, long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
 static KT_NOTRACE void sleep_ms(long ms)
@@ -136,8 +167,9 @@ static KT_NOTRACE bool stream_lock(struct kt_stream *s, int tid)
  */
 static KT_NOTRACE int write_out(struct kt_stream *s, uint64_t max)
 {
-	uint64_t end = __atomic_load_n(&s->committed, __ATOMIC_ACQUIRE);
-	uint64_t pos = s->done, size = s->mask + 1;
+	struct kt_ring *r = s->shm;
+	uint64_t end = __atomic_load_n(&r->committed, __ATOMIC_ACQUIRE);
+	uint64_t pos = r->done, size = s->mask + 1;
 	int ret;
 
 	if (end - pos > max)
@@ -157,18 +189,27 @@ static KT_NOTRACE int write_out(struct kt_stream *s, uint64_t max)
 			}
 		}
 		pos += nr;
-		__atomic_store_n(&s->done, pos, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&s->done_seq, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&s->waiting, __ATOMIC_RELAXED))
-			futex_wake(&s->done_seq);
+		__atomic_store_n(&r->done, pos, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&r->done_seq, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&r->waiting, __ATOMIC_RELAXED))
+			futex_wake(&r->done_seq);
 	}
 	return s->failed ? -1 : 0;
 }
 
 /* ---- the writer thread -------------------------------------------------- */
 
+/* Records to write: wake the writer thread, or ktrace-run. */
 static KT_NOTRACE void kick_writer(void)
 {
+	struct kt_control *c = kt.control;
+
+	if (kt.mode == KT_DRAINED) {
+		__atomic_fetch_add(&c->kick, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&c->sleeping, __ATOMIC_RELAXED))
+			futex_wake_shared(&c->kick);
+		return;
+	}
 	__atomic_fetch_add(&kt.kick, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&kt.writer_sleeping, __ATOMIC_RELAXED))
 		futex_wake(&kt.kick);
@@ -184,11 +225,13 @@ static KT_NOTRACE void *writer_main(void *arg)
 
 		for (struct kt_stream *s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE);
 		     s && !__atomic_load_n(&kt.final, __ATOMIC_ACQUIRE); s = s->next) {
-			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != KT_LIVE ||
-			    __atomic_load_n(&s->committed, __ATOMIC_RELAXED) == s->done ||
+			struct kt_ring *r = __atomic_load_n(&s->shm, __ATOMIC_ACQUIRE);
+
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != KT_LIVE || !r ||
+			    __atomic_load_n(&r->committed, __ATOMIC_RELAXED) == r->done ||
 			    !stream_trylock(s, tid))
 				continue;
-			if (s->state == KT_LIVE)
+			if (s->state == KT_LIVE && s->shm)
 				write_out(s, UINT64_MAX);
 			stream_unlock(s);
 		}
@@ -218,17 +261,36 @@ static KT_NOTRACE void start_writer(void)
 
 /* ---- the slow path --------------------------------------------------------- */
 
+/*
+ * Drained: ktrace-run has not moved for DRAINER_GONE_MS while we waited
+ * (killed, stopped): the thread drops its records from now on rather than
+ * hang the program.
+ */
+static KT_NOTRACE bool drainer_gone(struct kt_stream *s)
+{
+	uint64_t beat = __atomic_load_n(&kt.control->heartbeat, __ATOMIC_RELAXED);
+	uint64_t now = kt_rdtsc();
+
+	if (!s->wait_tsc || beat != s->wait_heartbeat) {
+		s->wait_tsc = now;
+		s->wait_heartbeat = beat;
+		return false;
+	}
+	return now - s->wait_tsc > kt.tsc_hz / 1000 * DRAINER_GONE_MS;
+}
+
 /* The ring is full: write it ourselves, or wait for the writer to. */
 static KT_NOTRACE void wait_for_room(struct kt_stream *s)
 {
-	uint32_t seq = __atomic_load_n(&s->done_seq, __ATOMIC_SEQ_CST);
+	struct kt_ring *r = s->shm;
+	uint32_t seq = __atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST);
 
 	/*
 	 * One piece, then back to recording: the writer, kicked, writes the
 	 * rest meanwhile on another CPU, where writing it all here would
 	 * leave that CPU idle and this thread not recording.
 	 */
-	if (stream_trylock(s, s->tid)) {
+	if (kt.mode == KT_STANDALONE && stream_trylock(s, s->tid)) {
 		write_out(s, (s->mask + 1) / 8);
 		stream_unlock(s);
 		kick_writer();
@@ -237,16 +299,30 @@ static KT_NOTRACE void wait_for_room(struct kt_stream *s)
 	kick_writer();
 	/* the writer frees a piece in tens of microseconds: spin that long first */
 	for (uint64_t until = kt_rdtsc() + kt.tsc_hz / 20000; kt_rdtsc() < until; ) {
-		if (__atomic_load_n(&s->done_seq, __ATOMIC_ACQUIRE) != seq)
-			return;
+		if (__atomic_load_n(&r->done_seq, __ATOMIC_ACQUIRE) != seq)
+			goto moved;
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
 #endif
 	}
-	__atomic_store_n(&s->waiting, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&s->done_seq, __ATOMIC_SEQ_CST) == seq)
-		futex_wait(&s->done_seq, seq, 10);
-	__atomic_store_n(&s->waiting, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST) == seq) {
+		if (kt.mode == KT_DRAINED)
+			futex_wait_shared(&r->done_seq, seq, 10);
+		else
+			futex_wait(&r->done_seq, seq, 10);
+	}
+	__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&r->done_seq, __ATOMIC_ACQUIRE) != seq)
+		goto moved;
+	if (kt.mode == KT_DRAINED && drainer_gone(s)) {
+		warn("ktrace-run does not drain this thread's ring; its records are dropped",
+		     NULL, 0);
+		s->failed = true;
+	}
+	return;
+moved:
+	s->wait_tsc = 0;
 }
 
 KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
@@ -255,30 +331,30 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 
 	for (;;) {
 		h = s->head;
-		done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
-		if (h + n + (s->lost ? 1 : 0) > done + size) {
+		done = __atomic_load_n(&s->shm->done, __ATOMIC_ACQUIRE);
+		if (h + n + (s->shm->lost ? 1 : 0) > done + size) {
 			/*
 			 * Full.  Wait only where the records below head are
 			 * whole (we interrupted no record of this thread) and
 			 * can be written.
 			 */
 			if (kt.drop || s->nest > 1 || s->failed) {
-				__atomic_fetch_add(&s->lost, n, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&s->shm->lost, n, __ATOMIC_RELAXED);
 				return false;
 			}
-			__atomic_store_n(&s->committed, s->head, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->shm->committed, s->head, __ATOMIC_RELEASE);
 			wait_for_room(s);
 			continue;
 		}
-		if (!s->lost)
+		if (!s->shm->lost)
 			break;
 		/* the lost marker first, reserved like a record */
-		lost = __atomic_exchange_n(&s->lost, 0, __ATOMIC_RELAXED);
+		lost = __atomic_exchange_n(&s->shm->lost, 0, __ATOMIC_RELAXED);
 		tsc = kt_rdtsc();
 		if (tsc < s->last_tsc)
 			tsc = s->last_tsc;
 		if (!kt_cas_local(&s->head, h, h + 1)) {
-			__atomic_fetch_add(&s->lost, lost, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&s->shm->lost, lost, __ATOMIC_RELAXED);
 			continue;	/* a handler came in between: again */
 		}
 		s->last_tsc = tsc;
@@ -289,7 +365,7 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 	}
 	/* the writer starts when half the ring waits, the wait when it is full */
 	if (h + n > done + size / 2) {
-		if (kt.writer_running)
+		if (kt.writer_running || kt.mode == KT_DRAINED)
 			kick_writer();
 		s->limit = done + size;
 	} else {
@@ -298,7 +374,7 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 	return true;
 }
 
-/* ---- process set-up ------------------------------------------------------ */
+/* ---- files and directories ----------------------------------------------- */
 
 static KT_NOTRACE uint64_t env_number(const char *name, uint64_t dflt)
 {
@@ -331,6 +407,7 @@ static KT_NOTRACE bool tsc_is_invariant(void)
 	return strstr(buf, " constant_tsc") && strstr(buf, " nonstop_tsc");
 }
 
+/* Missing directories of @path, created 0700: trace files are private. */
 static KT_NOTRACE int mkdir_p(char *path)
 {
 	for (char *p = path + 1; ; p++) {
@@ -339,7 +416,7 @@ static KT_NOTRACE int mkdir_p(char *path)
 		char c = *p;
 
 		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
 			*p = c;
 			return -1;
 		}
@@ -348,6 +425,57 @@ static KT_NOTRACE int mkdir_p(char *path)
 			return 0;
 	}
 }
+
+/*
+ * A directory to create trace files in: ours (or root's), and nobody
+ * else's to write (where another user could plant links or swap files).
+ * Returns an O_PATH descriptor, or -1 with errno (EPERM: not safe).
+ */
+static KT_NOTRACE int open_checked_dir(const char *dir)
+{
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
+	    (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid())) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+KT_NOTRACE int kt_create_file(const char *dir, const char *name, bool append)
+{
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	int dfd = open_checked_dir(dir), fd, err;
+	struct stat st;
+
+	if (dfd < 0)
+		return -1;
+	fd = openat(dfd, name, flags | (append ? O_APPEND : O_EXCL), 0600);
+	/* appending: only to a regular file of ours, not a link to another */
+	if (fd >= 0 && append && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+				  st.st_nlink != 1 || st.st_uid != geteuid())) {
+		close(fd);
+		fd = -1;
+		errno = EEXIST;
+	}
+	/* a file of an earlier run, or a link: replaced, never written through */
+	if (fd < 0 && (errno == EEXIST || errno == ELOOP) && unlinkat(dfd, name, 0) == 0)
+		fd = openat(dfd, name, flags | O_EXCL, 0600);
+	err = errno;
+	close(dfd);
+	errno = err;
+	return fd;
+}
+
+/* ---- fatal signals (standalone) ------------------------------------------ */
+
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction old_actions[3];
 
 static KT_NOTRACE void on_fatal_signal(int sig, siginfo_t *info, void *uc)
 {
@@ -373,35 +501,87 @@ static KT_NOTRACE void on_fatal_signal(int sig, siginfo_t *info, void *uc)
 	errno = saved_errno;
 }
 
+/*
+ * Our handler, with the flags and mask of the program's: a handler it
+ * installed without SA_RESTART still interrupts system calls.
+ */
 static KT_NOTRACE void catch_fatal_signals(void)
 {
-	struct sigaction sa = { .sa_sigaction = on_fatal_signal,
-				.sa_flags = SA_SIGINFO | SA_RESTART };
-
-	/* one flush at a time */
-	sigemptyset(&sa.sa_mask);
-	for (unsigned int i = 0; i < 3; i++)
-		sigaddset(&sa.sa_mask, fatal_signals[i]);
 	for (unsigned int i = 0; i < 3; i++) {
+		struct sigaction sa;
+
 		if (sigaction(fatal_signals[i], NULL, &old_actions[i]) < 0 ||
 		    old_actions[i].sa_handler == SIG_IGN)
 			continue;	/* ignored: it will not end the process */
+		sa = old_actions[i];
+		sa.sa_sigaction = on_fatal_signal;
+		sa.sa_flags |= SA_SIGINFO;
+		sa.sa_flags &= ~(SA_RESETHAND | SA_NODEFER);
+		if (old_actions[i].sa_handler == SIG_DFL)
+			sa.sa_flags |= SA_RESTART;	/* the program has none: no EINTR */
+		/* one flush at a time */
+		for (unsigned int j = 0; j < 3; j++)
+			sigaddset(&sa.sa_mask, fatal_signals[j]);
 		sigaction(fatal_signals[i], &sa, NULL);
 	}
 }
+
+/* ---- process set-up ------------------------------------------------------ */
 
 static KT_NOTRACE void end_thread(void *arg);
 static KT_NOTRACE void at_exit(void);
 static KT_NOTRACE void at_fork_child(void);
 
+/* Drained: map ktrace-run's control page; false if it is not one. */
+static KT_NOTRACE bool map_control(void)
+{
+	int dfd = open_checked_dir(kt.rings), fd;
+	struct kt_control *c;
+	struct stat st;
+
+	if (dfd < 0)
+		return false;
+	fd = openat(dfd, "control", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(*c)) {
+		close(fd);
+		errno = EINVAL;
+		return false;
+	}
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (c == MAP_FAILED)
+		return false;
+	if (c->magic != KT_CONTROL_MAGIC || c->version != KT_RING_VERSION) {
+		munmap(c, sizeof(*c));
+		errno = EINVAL;
+		return false;
+	}
+	kt.control = c;
+	return true;
+}
+
 /* Once per program (not per fork: the child inherits all of it). */
 static KT_NOTRACE void setup_program(void)
 {
 	const char *dir = getenv("KTRACE_USER_DIR");
-	uint64_t records = env_number("KTRACE_USER_BUF", DEFAULT_RECORDS);
+	const char *rings = getenv("KTRACE_RUN_RINGS");
+	uint64_t records;
 	char abs_dir[PATH_MAX];
 
-	snprintf(kt.dir, sizeof(kt.dir), "%s", dir && *dir ? dir : DEFAULT_DIR);
+	/*
+	 * A setuid or setcap program runs with rights its user has not: its
+	 * environment must not make it write files.  Root, running it
+	 * itself, may.
+	 */
+	if (getauxval(AT_SECURE) && getuid() != 0)
+		return;
+	if (!dir || !*dir)
+		return;			/* not asked to record */
+	snprintf(kt.dir, sizeof(kt.dir), "%s", dir);
+	records = env_number("KTRACE_USER_BUF", DEFAULT_RECORDS);
 	if (records < MIN_RECORDS || records > MAX_RECORDS) {
 		warn("out of range (1024-16777216), using 65536", "KTRACE_USER_BUF", 0);
 		records = DEFAULT_RECORDS;
@@ -417,89 +597,183 @@ static KT_NOTRACE void setup_program(void)
 	if (mkdir_p(kt.dir) < 0 || !realpath(kt.dir, abs_dir) || !kt.tsc_hz ||
 	    pthread_key_create(&kt.key, end_thread) != 0) {
 		warn("cannot record", kt.dir, errno);
-		kt.off = true;
 		return;
 	}
 	strcpy(kt.dir, abs_dir);
+	if (rings && *rings) {
+		snprintf(kt.rings, sizeof(kt.rings), "%s", rings);
+		if (!map_control()) {
+			warn("not ktrace-run's ring directory; cannot record", kt.rings, errno);
+			return;
+		}
+		kt.mode = KT_DRAINED;
+	} else {
+		int fd = open_checked_dir(kt.dir);
+
+		if (fd < 0) {
+			warn("cannot record (a directory of another user, or writable by others)",
+			     kt.dir, errno);
+			return;
+		}
+		close(fd);
+		kt.mode = KT_STANDALONE;
+		catch_fatal_signals();
+	}
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, at_fork_child);
-	catch_fatal_signals();
 }
 
-/* Once per process: its map file and its writer. */
+/* Once per process: its map file and (standalone) its writer. */
 static KT_NOTRACE void setup_process(void)
 {
 	kt.pid = getpid();
+	kt.ring_seq = 0;
 	kt_maps_snapshot(kt.dir, kt_rdtsc());
-	start_writer();
+	if (kt.mode == KT_STANDALONE)
+		start_writer();
 }
 
 /* ---- streams ----------------------------------------------------------------- */
 
-static KT_NOTRACE struct kt_stream *claim_stream(void)
+/*
+ * Drained: a new ring file in ktrace-run's directory, ring.<pid>.<tid>.<n>
+ * (n: a name an earlier image of this process, before exec, did not take),
+ * mapped shared, its descriptor closed at once.
+ */
+static KT_NOTRACE struct kt_ring *map_shared_ring(size_t bytes, uint32_t pid, uint32_t tid)
 {
-	size_t ring_bytes = kt.records * sizeof(struct ktrace_record);
-	struct kt_stream *s;
+	int dfd = open_checked_dir(kt.rings), fd = -1;
+	struct kt_ring *r;
+	char name[64];
 
-	for (s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE); s; s = s->next) {
-		int free_state = KT_FREE;
+	if (dfd < 0)
+		return NULL;
+	for (int try = 0; try < 1000 && fd < 0; try++) {
+		snprintf(name, sizeof(name), KT_RING_PREFIX "%u.%u.%u", pid, tid,
+			 __atomic_fetch_add(&kt.ring_seq, 1, __ATOMIC_RELAXED));
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	close(dfd);
+	if (fd < 0)
+		return NULL;
+	r = MAP_FAILED;
+	if (ftruncate(fd, bytes) == 0)
+		r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return r == MAP_FAILED ? NULL : r;
+}
 
-		if (s->mask + 1 == kt.records &&
-		    __atomic_compare_exchange_n(&s->state, &free_state, KT_LIVE, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return s;
-	}
-	/* mmap, not malloc: the first record may be in a signal handler */
-	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s == MAP_FAILED)
-		return NULL;
-	s->ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->ring == MAP_FAILED) {
-		munmap(s, sizeof(*s));
-		return NULL;
-	}
-	/*
-	 * Written now, not when recording: a page fault per 170 records costs
-	 * more than they do (and MAP_POPULATE is not enough where a virtual
-	 * machine's host backs a page only when it is first written).
-	 */
-	memset(s->ring, 0, ring_bytes);
-	s->mask = kt.records - 1;
-	s->state = KT_LIVE;
+static KT_NOTRACE void list_stream(struct kt_stream *s)
+{
 	s->next = __atomic_load_n(&kt.streams, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&kt.streams, &s->next, s, false,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
+}
+
+static KT_NOTRACE struct kt_stream *claim_stream(const struct ktfile_header *h)
+{
+	size_t ring_bytes = KT_RING_HEADER + kt.records * sizeof(struct ktrace_record);
+	struct kt_stream *s;
+	struct kt_ring *r;
+	bool fresh = false;
+
+	for (s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE); s; s = s->next) {
+		int free_state = KT_FREE;
+
+		if ((kt.mode == KT_DRAINED || s->mask + 1 == kt.records) &&
+		    __atomic_compare_exchange_n(&s->state, &free_state, KT_LIVE, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (!s) {
+		/* mmap, not malloc: the first record may be in a signal handler */
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (s == MAP_FAILED)
+			return NULL;
+		s->state = KT_LIVE;
+		fresh = true;		/* listed once it has its ring: walkers need one */
+	}
+	if (kt.mode == KT_STANDALONE && s->shm) {
+		r = s->shm;		/* the ring of a thread that ended */
+	} else {
+		r = kt.mode == KT_DRAINED ? map_shared_ring(ring_bytes, h->pid, h->tid) :
+			mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (!r || r == MAP_FAILED) {
+			__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
+			if (fresh)
+				list_stream(s);
+			return NULL;
+		}
+		/*
+		 * Written now, not when recording: a page fault per 170
+		 * records costs more than they do (and MAP_POPULATE is not
+		 * enough where a virtual machine's host backs a page only when
+		 * it is first written).
+		 */
+		memset(r, 0, ring_bytes);
+	}
+	r->records = kt.records;
+	r->committed = r->done = 0;
+	r->lost = 0;
+	r->ended = 0;
+	r->file = *h;
+	r->version = KT_RING_VERSION;
+	s->ring = kt_ring_records(r);
+	s->mask = kt.records - 1;
+	/* the magic last: ktrace-run takes the ring once it is there */
+	__atomic_store_n(&r->magic, KT_RING_MAGIC, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->shm, r, __ATOMIC_RELEASE);
+	if (fresh)
+		list_stream(s);
 	return s;
 }
 
 static KT_NOTRACE struct kt_stream *open_stream(void)
 {
 	struct ktfile_header h;
-	struct kt_stream *s = claim_stream();
-	int ret;
+	struct kt_stream *s;
+	char name[48];
+	int fd;
 
-	if (!s)
-		return NULL;
 	ktfile_header_init(&h, -1, kt.tsc_hz, kt.tsc_invariant,
 			   KTRACE_GRP_user | KTRACE_GRP_func);
+	s = claim_stream(&h);
+	if (!s) {
+		warn("cannot map a ring; this thread is not recorded",
+		     kt.mode == KT_DRAINED ? kt.rings : NULL, errno);
+		return NULL;
+	}
 	s->tid = h.tid;
-	s->head = s->committed = s->done = 0;
+	s->head = 0;
 	s->last_tsc = h.ref_tsc;
 	s->nest = 0;
-	s->lost = 0;
+	s->wait_tsc = 0;
 	s->limit = (s->mask + 1) / 2;
 	s->failed = false;
 	s->lock = 0;
-	snprintf(s->path, sizeof(s->path), "%.*s/trace.pid%u.tid%u", PATH_MAX - 64, kt.dir,
-		 h.pid, h.tid);
-	ret = ktfile_create(&s->file, s->path, &h);
-	if (ret < 0) {
-		warn("cannot create", s->path, -ret);
+	snprintf(name, sizeof(name), "trace.pid%u.tid%u", h.pid, h.tid);
+	snprintf(s->path, sizeof(s->path), "%.*s/%s", PATH_MAX - 64, kt.dir, name);
+	if (kt.mode == KT_DRAINED) {
+		/* a new ring: ktrace-run, take it */
+		__atomic_fetch_add(&kt.control->rings_made, 1, __ATOMIC_SEQ_CST);
+		kick_writer();
+		return s;
+	}
+	fd = kt_create_file(kt.dir, name, false);
+	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h)) {
+		warn("cannot create", s->path, errno);
+		if (fd >= 0)
+			close(fd);
 		__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
 		return NULL;
 	}
+	s->file.fd = fd;
+	s->file.records = 0;
 	return s;
 }
 
@@ -519,9 +793,9 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
 	s = kt_self;
 	if (!s) {
 		pthread_once(&kt.once, setup_program);
-		if (!kt.off && kt.pid != getpid())
+		if (kt.mode != KT_OFF && kt.pid != getpid())
 			setup_process();
-		s = kt.off ? NULL : open_stream();
+		s = kt.mode == KT_OFF ? NULL : open_stream();
 		if (s) {
 			pthread_setspecific(kt.key, s);
 			kt_self = s;
@@ -534,7 +808,7 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
 	kt_barrier();
 	if (s && start_lost) {
 		/* the next record takes the slow path, which marks them */
-		__atomic_fetch_add(&s->lost, __atomic_exchange_n(&start_lost, 0, __ATOMIC_RELAXED),
+		__atomic_fetch_add(&s->shm->lost, __atomic_exchange_n(&start_lost, 0, __ATOMIC_RELAXED),
 				   __ATOMIC_RELAXED);
 		s->limit = 0;
 	}
@@ -547,7 +821,7 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
  */
 static KT_NOTRACE void write_lost(struct kt_stream *s)
 {
-	uint64_t lost = __atomic_exchange_n(&s->lost, 0, __ATOMIC_RELAXED);
+	uint64_t lost = __atomic_exchange_n(&s->shm->lost, 0, __ATOMIC_RELAXED);
 	struct ktrace_record r;
 	uint64_t tsc = kt_rdtsc();
 
@@ -559,7 +833,7 @@ static KT_NOTRACE void write_lost(struct kt_stream *s)
 		s->failed = true;
 }
 
-/* Write what is left of @s and free it for another thread; lock held. */
+/* Standalone: write what is left of @s and free it for another thread; lock held. */
 static KT_NOTRACE void close_stream(struct kt_stream *s)
 {
 	int ret;
@@ -572,6 +846,33 @@ static KT_NOTRACE void close_stream(struct kt_stream *s)
 	__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
 }
 
+/*
+ * Drained: the ring goes to ktrace-run, which writes the rest and closes
+ * the file; records dropped since the last marker get one in the ring if
+ * there is room.  Lock held.
+ */
+static KT_NOTRACE void release_ring(struct kt_stream *s)
+{
+	struct kt_ring *r = s->shm;
+
+	if (s->shm->lost && s->nest == 0) {
+		/* room for the marker: wait for it even with KTRACE_USER_DROP */
+		while (!s->failed &&
+		       s->head + 1 > __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) + s->mask + 1)
+			wait_for_room(s);
+		s->nest = 1;
+		if (!s->failed)
+			kt_slow_path(s, s->head, 0);
+		s->nest = 0;
+		__atomic_store_n(&r->committed, s->head, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&r->ended, 1, __ATOMIC_RELEASE);
+	kick_writer();
+	s->shm = NULL;
+	munmap(r, KT_RING_HEADER + (s->mask + 1) * sizeof(struct ktrace_record));
+	__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
+}
+
 /* Thread exit (the key's destructor): its file is complete when it is joined. */
 static KT_NOTRACE void end_thread(void *arg)
 {
@@ -581,13 +882,39 @@ static KT_NOTRACE void end_thread(void *arg)
 	thread_off = true;
 	kt_self = NULL;
 	if (s->nest == 0)	/* else the thread left from a signal handler mid-record */
-		__atomic_store_n(&s->committed, s->head, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->shm->committed, s->head, __ATOMIC_RELEASE);
 	if (!stream_lock(s, s->tid)) {
 		warn("stream busy at thread exit; its last records are lost", s->path, 0);
 		return;
 	}
-	close_stream(s);
+	if (kt.mode == KT_DRAINED)
+		release_ring(s);
+	else
+		close_stream(s);
 	stream_unlock(s);
+}
+
+/* Drained: wait until ktrace-run has written @s's ring up to @end. */
+static KT_NOTRACE int wait_drained(struct kt_stream *s, uint64_t end)
+{
+	struct kt_ring *r = s->shm;
+
+	s->wait_tsc = 0;
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST);
+
+		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= end)
+			return 0;
+		kick_writer();
+		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST) == seq)
+			futex_wait_shared(&r->done_seq, seq, 10);
+		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&r->done_seq, __ATOMIC_ACQUIRE) != seq)
+			s->wait_tsc = 0;
+		else if (drainer_gone(s))
+			return -1;
+	}
 }
 
 KT_NOTRACE int kt_flush_all(bool final)
@@ -597,11 +924,14 @@ KT_NOTRACE int kt_flush_all(bool final)
 
 	if (!kt.pid || kt.pid != getpid())
 		return 0;		/* nothing recorded in this process */
+	/* drained: what is in the rings reaches the trace whatever happens now */
+	if (kt.mode == KT_DRAINED && final)
+		return 0;
 	if (final)
 		__atomic_store_n(&kt.final, 1, __ATOMIC_RELEASE);
 	/* our own records are whole unless a signal interrupted one */
 	if (me && me->nest == 0)
-		__atomic_store_n(&me->committed, me->head, __ATOMIC_RELEASE);
+		__atomic_store_n(&me->shm->committed, me->head, __ATOMIC_RELEASE);
 	for (struct kt_stream *s = __atomic_load_n(&kt.streams, __ATOMIC_ACQUIRE); s; s = s->next) {
 		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != KT_LIVE)
 			continue;
@@ -609,9 +939,18 @@ KT_NOTRACE int kt_flush_all(bool final)
 			ret = -1;
 			continue;
 		}
-		if (s->state == KT_LIVE && write_out(s, UINT64_MAX) < 0)
+		if (s->state != KT_LIVE || !s->shm) {
+			stream_unlock(s);
+			continue;	/* being claimed: no records yet */
+		}
+		if (kt.mode == KT_DRAINED) {
+			if (wait_drained(s, __atomic_load_n(&s->shm->committed,
+							    __ATOMIC_ACQUIRE)) < 0)
+				ret = -1;
+		} else if (write_out(s, UINT64_MAX) < 0) {
 			ret = -1;
-		if (final && s->state == KT_LIVE)
+		}
+		if (final)
 			write_lost(s);
 		stream_unlock(s);
 	}
@@ -621,7 +960,8 @@ KT_NOTRACE int kt_flush_all(bool final)
 static KT_NOTRACE void at_exit(void)
 {
 	kt_flush_all(true);
-	kt_maps_snapshot(kt.dir, kt_rdtsc());
+	if (kt.pid == getpid())
+		kt_maps_snapshot(kt.dir, kt_rdtsc());
 }
 
 /* Records after the atexit handlers (destructors of other objects). */
@@ -633,13 +973,20 @@ static KT_NOTRACE __attribute__((destructor)) void at_unload(void)
 /*
  * The child has one thread, this one, and a copy of the parent's streams
  * (files, rings, locks held by threads that are not here): drop them all;
- * the child's records go to new files, written by its own writer.
+ * the child's records go to new files (standalone: written by its own
+ * writer; drained: new rings, the parent's unmapped here, not written).
  */
 static KT_NOTRACE void at_fork_child(void)
 {
 	for (struct kt_stream *s = kt.streams; s; s = s->next) {
-		if (s->state == KT_LIVE)
+		if (kt.mode == KT_DRAINED) {
+			if (s->shm)
+				munmap(s->shm, KT_RING_HEADER +
+				       (s->mask + 1) * sizeof(struct ktrace_record));
+			s->shm = NULL;
+		} else if (s->state == KT_LIVE) {
 			close(s->file.fd);
+		}
 		s->lock = 0;
 		s->state = KT_FREE;
 	}
@@ -669,7 +1016,7 @@ int ktrace_user_name(unsigned int sub, const char *name, const char *format)
 	if (sub < 1 || sub > 255 || !name || !*name || strpbrk(name, " \t\n:"))
 		return -1;
 	pthread_once(&kt.once, setup_program);
-	if (kt.off)
+	if (kt.mode == KT_OFF)
 		return -1;
 	return kt_maps_add_name(kt.dir, sub, name, format ? format : "");
 }

@@ -57,7 +57,7 @@ USER_TEST_PROGS	:= $(UT)/libcalls.so $(UT)/calls $(UT)/calls-nopie $(UT)/calls-s
 		   $(if $(shell command -v $(CXX)),$(UT)/exceptions)
 
 .PHONY: user-test-progs
-user-test-progs: $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) $(O)/tools/dtrace \
+user-test-progs: $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) $(O)/tools/dtrace $(O)/tools/ktrace \
 		 $(O)/tools/ktrace-run $(USER_TEST_PROGS)
 
 $(UT)/libcalls.so: tests/user/libcalls.c tests/user/calls.h

@@ -15,13 +15,33 @@
  *                        exit handlers
  *   events join N        a thread records N events and ends; once it is
  *                        joined, prints its file's size, then _exit()
+ *   events end HOW N     N events, then ends by HOW: return, exit, _exit,
+ *                        exec (of /bin/true), abort, segv, kill (SIGKILL)
+ *   events closerange FILE N   one event, close_range(3, ~0), opens FILE
+ *                        (the lowest free descriptor), N events, writes
+ *                        "data\n" to FILE
+ *   events unshare N     one event, unshare(CLONE_NEWUSER), N events;
+ *                        exits 4 if unshare failed
+ *   events eintr N       installs a SIGINT handler without SA_RESTART, N
+ *                        events, then a read() of an empty pipe that a
+ *                        child interrupts with SIGINT: exits 0 if read()
+ *                        failed with EINTR, the handler ran and has no
+ *                        SA_RESTART, 5 otherwise (alarm(10): 142 if it
+ *                        hangs); prints whose handler SIGINT has then
+ *   events wait-go N     prints "pid P", waits for a line on stdin, then
+ *                        N events (the test plants files meanwhile)
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +76,65 @@ static void *exit_thread(void *arg)
 	exit(0);
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint_count(int sig)
+{
+	interrupted++;
+}
+
+/* ends the way @how says, after the events: none of it returns */
+static int end_by(const char *how)
+{
+	if (!strcmp(how, "exit"))
+		exit(0);
+	if (!strcmp(how, "_exit"))
+		_exit(0);
+	if (!strcmp(how, "exec")) {
+		execl("/bin/true", "true", (char *)NULL);
+		return 1;
+	}
+	if (!strcmp(how, "abort"))
+		abort();
+	if (!strcmp(how, "segv")) {
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile int *)8 = 1;
+	}
+	if (!strcmp(how, "kill"))
+		kill(getpid(), SIGKILL);
+	return strcmp(how, "return") ? 1 : 0;
+}
+
+static int eintr(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigint_count }, now;
+	int fds[2];
+	char c;
+	pid_t child;
+	ssize_t r;
+
+	/* the handler before the first record: the library sees it there */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	record(EV_WORK, n, 0);
+	alarm(10);
+	if (pipe(fds) < 0)
+		return 1;
+	child = fork();
+	if (child == 0) {
+		usleep(200000);
+		kill(getppid(), SIGINT);
+		_exit(0);
+	}
+	r = read(fds[0], &c, 1);
+	printf("read %zd errno %d interrupted %d\n", r, r < 0 ? errno : 0, (int)interrupted);
+	waitpid(child, NULL, 0);
+	sigaction(SIGINT, NULL, &now);
+	/* standalone, the library's handler is in front of ours: says so */
+	printf("handler %s\n", now.sa_handler == on_sigint_count ? "ours" : "another");
+	return r < 0 && errno == EINTR && interrupted == 1 && !(now.sa_flags & SA_RESTART) ? 0 : 5;
+}
+
 static void on_sigint(int sig)
 {
 	TRACE(EV_SIGNAL, sig, 0);
@@ -74,6 +153,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "threads") && argc > 3)
 		threads = atol(argv[2]);
 	n = atol(argv[argc - 1]);
+	if (!strcmp(mode, "eintr"))
+		return eintr();		/* its handler before any call of the library */
 	KTRACE_USER_NAME(EV_WORK, "work", "worker %u, item %u");
 	KTRACE_USER_NAME(EV_CHILD, "child", "child %u, item %u");
 	KTRACE_USER_NAME(EV_SIGNAL, "signal", "signal %u");
@@ -87,6 +168,44 @@ int main(int argc, char **argv)
 		for (long i = 0; i < threads; i++)
 			pthread_join(t[i], NULL);
 		printf("user:work %ld\n", threads * n);
+		return 0;
+	}
+	if (!strcmp(mode, "end")) {
+		record(EV_WORK, n, 0);
+		return end_by(argv[2]);
+	}
+	if (!strcmp(mode, "closerange")) {
+		int fd;
+
+		TRACE(EV_WORK, 0, 0);
+		n--;
+		syscall(SYS_close_range, 3, ~0u, 0);
+		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0)
+			return 1;
+		record(EV_WORK, n, 0);
+		if (write(fd, "data\n", 5) != 5)
+			return 1;
+		close(fd);
+		return 0;
+	}
+	if (!strcmp(mode, "unshare")) {
+		TRACE(EV_WORK, 0, 0);
+		n--;
+		if (unshare(CLONE_NEWUSER) < 0) {
+			printf("unshare: %s\n", strerror(errno));
+			return 4;
+		}
+		record(EV_WORK, n, 0);
+		return 0;
+	}
+	if (!strcmp(mode, "wait-go")) {
+		char line[16];
+
+		printf("pid %d secure %lu\n", (int)getpid(), getauxval(AT_SECURE));
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
+		record(EV_WORK, n, 0);
 		return 0;
 	}
 	if (!strcmp(mode, "join")) {
