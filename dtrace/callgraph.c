@@ -36,13 +36,15 @@ static struct {
 
 static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
-	uint64_t dur = s->ns - s->entry_ns;
-	unsigned int from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
-	uint64_t key = (uint64_t)from << 32 | s->fn->id;
+	uint64_t dur = s->ns - s->entry_ns, key;
+	unsigned int from;
 	struct edge *e;
 
+	/* notes and events have no function */
 	if (s->kind != STEP_EXIT)
 		return;
+	from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
+	key = (uint64_t)from << 32 | s->fn->id;
 	e = amap_get(&cg.edges, key);
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));

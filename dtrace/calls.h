@@ -26,6 +26,7 @@
 
 #include <sys/types.h>
 
+#include "amap.h"
 #include "dtrace.h"
 #include "symbols.h"
 
@@ -41,6 +42,7 @@ struct call_thread {
 	struct sym_proc *proc;
 	struct call_rec *recs;
 	size_t nr, alloc;
+	struct amap by_low;		/* low 32 bits of entered functions -> sym_func */
 	unsigned int file;		/* index of its stream file */
 };
 
