@@ -301,36 +301,40 @@ static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
  * An entry at stack pointer @sp.  The hooks' stack pointer is the caller's
  * after its prologue: a running function's is above that of everything it
  * calls, or equal where the function was inlined into it (GCC still calls
- * the hooks for inlined functions).  So the frames entered below @sp are
- * no longer running (a longjmp, an exception or a switch left them).
- * Frames entered above it may be left behind too, by a function with a
- * smaller frame than the new one's: where the call site is in the code of
- * a function running further down, that function is the caller, and the
- * frames above it that are not inlined into it (entered below its stack
- * pointer) are gone.
+ * the hooks for inlined functions, with the call site of the function
+ * they are inlined into).  So:
+ *  - the frames entered below @sp are no longer running (a longjmp, an
+ *    exception or a switch left them);
+ *  - a frame entered at @sp is one too, unless the new function is
+ *    inlined into it: a different function, with the same call site;
+ *  - frames entered above @sp may be left behind too, by a function with
+ *    a smaller frame than the new one's: where the call site is in the
+ *    code of a function running further down, that function is the
+ *    caller, and the frames above it not inlined into it are gone.
  */
 static void enter(struct walk *w, const struct call_rec *r)
 {
-	const struct sym_func *caller;
+	const struct sym_func *fn = sym_func_by_id(r->fn), *caller;
 	uint64_t site = REC_VALUE(r) & ~REC_HAS_SP;
-	const struct frame *c;
+	const struct frame *top, *c;
 	size_t at;
 	int64_t by;
 
-	if (r->aux & REC_HAS_SP) {
-		while (w->depth && sp_diff(&w->stack[w->depth - 1], r->sp, &by) && by > 0)
-			pop(w, r->ns, REPAIR_NO_EXIT);
-		if (site && w->depth &&
-		    (caller = sym_func(w->t->proc, site - 1)) != w->stack[w->depth - 1].fn &&
-		    (at = *top_of(w, caller)) && sp_diff(c = &w->stack[at - 1], r->sp, &by) &&
-		    by < 0) {
-			uint32_t caller_sp = c->sp;
+	if (!(r->aux & REC_HAS_SP))
+		goto push;
+	while (w->depth && sp_diff(top = &w->stack[w->depth - 1], r->sp, &by) &&
+	       (by > 0 || (by == 0 && (top->site != site || top->fn == fn))))
+		pop(w, r->ns, REPAIR_NO_EXIT);
+	if (site && w->depth && sp_diff(top = &w->stack[w->depth - 1], r->sp, &by) && by < 0 &&
+	    (caller = sym_func(w->t->proc, site - 1)) != top->fn &&
+	    (at = *top_of(w, caller)) && sp_diff(c = &w->stack[at - 1], r->sp, &by) && by < 0) {
+		uint32_t caller_sp = c->sp;
 
-			while (sp_diff(&w->stack[w->depth - 1], caller_sp, &by) && by > 0)
-				pop(w, r->ns, REPAIR_NO_EXIT);
-		}
+		while (sp_diff(&w->stack[w->depth - 1], caller_sp, &by) && by > 0)
+			pop(w, r->ns, REPAIR_NO_EXIT);
 	}
-	push(w, sym_func_by_id(r->fn), site, r->ns, r->aux & REC_HAS_SP, r->sp, REPAIR_NONE);
+push:
+	push(w, fn, site, r->ns, r->aux & REC_HAS_SP, r->sp, REPAIR_NONE);
 }
 
 /*
@@ -338,9 +342,8 @@ static void enter(struct walk *w, const struct call_rec *r)
  * after the function's prologue, as its entry had it (alloca() can only
  * have moved it down): the innermost frame of the function entered at or
  * above it; bit 0 clear, the one it was called with (the hook was
- * tail-called after the epilogue), above its entry's: the outermost of
- * the function's frames entered below it, further down the stack than
- * them.  Without one (older files), the function's innermost frame.  The
+ * tail-called after the epilogue), above its entry's: the outermost of the
+ * function's frames entered below it (or at it: see below).  Without one (older files), the function's innermost frame.  The
  * frames above it were left behind.  -1: none.
  */
 static ssize_t exiting(struct walk *w, const struct call_rec *r)
@@ -361,8 +364,17 @@ static ssize_t exiting(struct walk *w, const struct call_rec *r)
 			if (by <= 0)
 				return at;
 		} else {
-			if (by <= 0)
+			/*
+			 * A frame entered at the stack pointer itself is the
+			 * caller's, when it recurses, unless none is below it:
+			 * the exit of a function's out-of-line part (foo.part.0)
+			 * has that part's CFA, the stack pointer of the function
+			 * foo was inlined into.
+			 */
+			if (by < 0 || (by == 0 && found >= 0))
 				return found;
+			if (by == 0)
+				return at;
 			found = at;
 		}
 		at = (ssize_t)f->below_same - 1;
