@@ -48,6 +48,12 @@ struct frame {
 	size_t below_same;
 };
 
+const char *const calls_repair_text[] = {
+	[REPAIR_BEFORE_START] = "entered before the trace started",
+	[REPAIR_NO_EXIT] = "no exit recorded: a caller returned first (longjmp?)",
+	[REPAIR_TRACE_END] = "still running when the trace ended",
+};
+
 bool calls_with_events;
 bool calls_with_sites;
 
@@ -196,6 +202,14 @@ static int by_first_event(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
+bool calls_has_threads(void)
+{
+	for (unsigned int i = 0; i < calls.nr_files; i++)
+		if (calls.by_file[i] && calls.by_file[i]->nr)
+			return true;
+	return false;
+}
+
 struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
 {
 	if (!calls.sorted) {
@@ -283,9 +297,10 @@ static void pop(struct walk *w, uint64_t ns, enum call_repair repair)
 	w->step(w->ctx, w->t, &s);
 }
 
-static void note(struct walk *w, enum call_step_kind kind, uint64_t ns, const char *text)
+static void note(struct walk *w, enum call_step_kind kind, uint64_t ns, const char *text,
+		 const struct sym_func *fn)
 {
-	struct call_step s = { .kind = kind, .depth = w->depth, .ns = ns, .text = text };
+	struct call_step s = { .kind = kind, .depth = w->depth, .ns = ns, .text = text, .fn = fn };
 
 	w->step(w->ctx, w->t, &s);
 }
@@ -415,7 +430,7 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 			if (at < 0) {
 				snprintf(text, sizeof(text), "exit of %s without its entry%s: left out",
 					 sym_func_by_id(r->fn)->name, lost ? " (lost)" : "");
-				note(w, STEP_NOTE, r->ns, text);
+				note(w, STEP_NOTE, r->ns, text, sym_func_by_id(r->fn));
 				break;
 			}
 			while (w->depth > (size_t)at + 1)
@@ -423,7 +438,7 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 			pop(w, r->ns, REPAIR_NONE);
 			break;
 		case REC_TEXT:
-			note(w, STEP_EVENT, r->ns, calls.text + REC_VALUE(r));
+			note(w, STEP_EVENT, r->ns, calls.text + REC_VALUE(r), NULL);
 			break;
 		case REC_LOST:
 			if (pre)
@@ -431,7 +446,7 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 			lost = true;
 			snprintf(text, sizeof(text), "%llu records lost here",
 				 (unsigned long long)REC_VALUE(r));
-			note(w, STEP_NOTE, r->ns, text);
+			note(w, STEP_NOTE, r->ns, text, NULL);
 			break;
 		}
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * calls: function calls of user threads, from their func:entry/exit events,
- * for --calltree, --callgraph and --flat.
+ * calls: function calls of user threads, from their func:* events, for
+ * --calltree, --callgraph, --flat and the Perfetto export: one replay, so
+ * that they all show the same calls and the same repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
  * (and, for --calltree, the other events of the thread: its user events
@@ -66,7 +67,8 @@ struct call_step {
 	enum call_repair repair;
 	unsigned int depth;		/* 0 for the outermost function */
 	uint64_t ns;			/* when */
-	const struct sym_func *fn;	/* ENTER, EXIT: the function */
+	const struct sym_func *fn;	/* ENTER, EXIT: the function; NOTE: the one
+					   whose exit was left out, or NULL */
 	const struct sym_func *caller;	/* ENTER, EXIT: NULL at depth 0 */
 	uint64_t site;			/* ENTER, EXIT: the call site, 0 if unknown */
 	uint64_t entry_ns;		/* EXIT: when it was entered */
@@ -77,6 +79,9 @@ struct call_step {
 
 /* The formats' event(): keeps what the threads did. */
 void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
+
+/* Whether calls_event() kept anything of a thread. */
+bool calls_has_threads(void);
 
 /* The threads, in the order of their first event. */
 struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr);
@@ -104,5 +109,8 @@ void calls_free(void);
 extern const struct dtrace_format dtrace_calltree;	/* calltree.c */
 extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
 extern const struct dtrace_format dtrace_flat;		/* flat.c */
+
+/* Why a step was made up, in words (perfetto.c says it in "repaired"). */
+extern const char *const calls_repair_text[];
 
 #endif /* DTRACE_CALLS_H */
