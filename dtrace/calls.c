@@ -61,8 +61,7 @@ static struct {
 	struct call_thread **by_file;	/* user streams' threads, by file index */
 	struct call_thread **sorted;
 	unsigned int nr_files, nr_threads;
-	struct call_thread **by_tid;	/* hash by tid, for kernel events */
-	unsigned int tid_cap;
+	struct amap by_tid;		/* tid -> its thread, for kernel events */
 	char *text;			/* event texts, NUL-separated */
 	size_t text_len, text_cap;
 } calls;
@@ -81,12 +80,7 @@ static void add_rec(struct call_thread *t, uint64_t ns, uint64_t kind, uint64_t 
 
 static struct call_thread *thread_of_tid(uint32_t tid)
 {
-	unsigned int mask = calls.tid_cap - 1;
-
-	for (unsigned int i = tid * 2654435761u & mask; calls.by_tid[i]; i = (i + 1) & mask)
-		if (calls.by_tid[i]->tid == tid)
-			return calls.by_tid[i];
-	return NULL;
+	return amap_get(&calls.by_tid, tid);
 }
 
 /* One thread per user stream, all made at the first event. */
@@ -94,10 +88,6 @@ static void setup(struct dtrace *dt)
 {
 	calls.nr_files = kt_merge_nr_files(dt->merge);
 	calls.by_file = xcalloc(calls.nr_files, sizeof(*calls.by_file));
-	calls.tid_cap = 64;
-	while (calls.tid_cap < 2 * calls.nr_files)
-		calls.tid_cap *= 2;
-	calls.by_tid = xcalloc(calls.tid_cap, sizeof(*calls.by_tid));
 	for (unsigned int i = 0; i < calls.nr_files; i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
 		struct call_thread *t;
@@ -111,13 +101,8 @@ static void setup(struct dtrace *dt)
 		t->path = f->path;
 		t->file = i;
 		calls.by_file[i] = t;
-		if (!thread_of_tid(t->tid)) {
-			unsigned int j = t->tid * 2654435761u & (calls.tid_cap - 1);
-
-			while (calls.by_tid[j])
-				j = (j + 1) & (calls.tid_cap - 1);
-			calls.by_tid[j] = t;
-		}
+		if (!thread_of_tid(t->tid))
+			amap_put(&calls.by_tid, t->tid, t);
 	}
 }
 
@@ -511,7 +496,8 @@ void calls_free(void)
 		free(calls.by_file[i]);
 	}
 	free(calls.by_file);
-	free(calls.by_tid);
+	free(calls.by_tid.keys);
+	free(calls.by_tid.vals);
 	free(calls.sorted);
 	free(calls.text);
 	memset(&calls, 0, sizeof(calls));

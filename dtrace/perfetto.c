@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amap.h"
 #include "calls.h"
 #include "dtrace.h"
 #include "fields.h"
@@ -44,7 +45,7 @@ struct pf_file {
 };
 
 struct pf_thread {
-	uint32_t tid;		/* 0: a free slot */
+	uint32_t tid;
 	uint32_t pid;
 	const char *name;	/* a header's comm */
 	bool from_header;
@@ -56,8 +57,7 @@ static struct {
 	uint64_t last_ns;
 	struct pf_file *files;
 	unsigned int nr_files;
-	struct pf_thread *threads;	/* hash by tid, open addressing */
-	unsigned int nr_threads, size;
+	struct amap threads;		/* tid -> struct pf_thread */
 } pf;
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -151,44 +151,19 @@ static void put_meta(struct outbuf *o, const char *what, uint32_t pid, uint32_t 
 
 /* ---- threads and their names ----------------------------------------------- */
 
-static struct pf_thread *thread_slot(uint32_t tid)
-{
-	unsigned int i = (tid * 0x9e3779b1u) & (pf.size - 1);
-
-	while (pf.threads[i].tid && pf.threads[i].tid != tid)
-		i = (i + 1) & (pf.size - 1);
-	return &pf.threads[i];
-}
-
 static struct pf_thread *find_thread(uint32_t tid)
 {
-	struct pf_thread *t;
-
-	if (!pf.size || !tid)
-		return NULL;
-	t = thread_slot(tid);
-	return t->tid ? t : NULL;
+	return tid ? amap_get(&pf.threads, tid) : NULL;
 }
 
 static struct pf_thread *add_thread(uint32_t tid)
 {
-	struct pf_thread *t;
+	struct pf_thread *t = find_thread(tid);
 
-	if (2 * (pf.nr_threads + 1) > pf.size) {
-		struct pf_thread *old = pf.threads;
-		unsigned int old_size = pf.size;
-
-		pf.size = pf.size ? 2 * pf.size : 64;
-		pf.threads = xcalloc(pf.size, sizeof(*pf.threads));
-		for (unsigned int i = 0; i < old_size; i++)
-			if (old[i].tid)
-				*thread_slot(old[i].tid) = old[i];
-		free(old);
-	}
-	t = thread_slot(tid);
-	if (!t->tid) {
-		pf.nr_threads++;
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
 		*t = (struct pf_thread){ .tid = tid, .pid = tid };
+		amap_put(&pf.threads, tid, t);
 	}
 	return t;
 }
@@ -217,7 +192,6 @@ static void fork_name(struct outbuf *o, uint32_t parent, uint32_t child)
 	if (!p || !p->name || !child || (find_thread(child) && find_thread(child)->from_header))
 		return;
 	c = add_thread(child);
-	p = find_thread(parent);	/* add_thread() may have moved it */
 	c->name = p->name;
 	put_meta(o, "process_name", c->pid, c->tid, c->name, 0);
 	put_meta(o, "thread_name", c->pid, c->tid, c->name, 0);
@@ -491,7 +465,10 @@ static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 	calls_free();
 	out_printf(o, "\n]}\n");
 	free(pf.files);
-	free(pf.threads);
+	for (size_t i = 0; i < pf.threads.cap; i++)
+		free(pf.threads.vals[i]);
+	free(pf.threads.keys);
+	free(pf.threads.vals);
 }
 
 const struct dtrace_format dtrace_perfetto = {
