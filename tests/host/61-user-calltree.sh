@@ -97,6 +97,26 @@ KTRACE_USER_DROP=1 KTRACE_USER_BUF=1024 traced "$TMP/lossy" "$UT/sigstress" 0.3 
 tree lossy "$TMP/lossy" -j 1
 grep -q '/\* ! [0-9PT]* records lost here \*/' "$TMP/lossy.tree"
 ok $? "lost records are shown where they were lost"
+# notes have no function: the call graph must not look one up
+"$DTRACE" --callgraph "$TMP"/lossy/trace.* >"$TMP/lossy.dot" 2>"$TMP/lossy-cg.err" &&
+	grep -q '^digraph' "$TMP/lossy.dot"
+ok $? "--callgraph of a trace with lost records" "$(tail -n 5 "$TMP/lossy-cg.err")"
+
+# a name longer than a line's room, many times: where the output buffer
+# ends, it goes out whole, it does not kill dtrace ("line too long")
+long=$(printf 'f%.0s' $(seq 1 6000))
+printf 'void %s(void) { }\nint main(void) { for (int i = 0; i < 400; i++) %s(); return 0; }\n' \
+	"$long" "$long" >"$TMP/long.c"
+cc -O0 -g -finstrument-functions -o "$TMP/long" "$TMP/long.c"
+traced "$TMP/longt" "$TMP/long"
+for view in calltree flat callgraph; do
+	"$DTRACE" --$view "$TMP"/longt/trace.* >"$TMP/long.$view" 2>"$TMP/long.err"
+	# (DOT labels are cut to half a line)
+	[ $? -eq 0 ] && [ "$(grep -c "${long:0:1000}" "$TMP/long.$view")" -ge 1 ]
+	ok $? "--$view: a 6000-character function name" "$(tail -n 3 "$TMP/long.err")"
+done
+[ "$(grep -c "^ *[0-9.]* us |   $long();" "$TMP/long.calltree")" -eq 400 ]
+ok $? "--calltree: all 400 calls of it, whole"
 
 # ---- kernel events of the thread, in its tree ----
 main=$(ls "$TMP"/calls/trace.pid*.tid* | head -n 1)
