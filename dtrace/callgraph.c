@@ -123,7 +123,8 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	cg.rank = xcalloc(cg.nr_nodes + 1, sizeof(*cg.rank));
 	for (unsigned int i = 0; i < nr; i++)
 		cg.rank[sorted[i]->fn->id] = i;
-	qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
+	if (cg.nr_edges)
+		qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
 
 	out_printf(o, "digraph calls {\n\tnode [shape=box, fontname=\"monospace\", fontsize=10];\n"
 		   "\tedge [fontname=\"monospace\", fontsize=9];\n");
@@ -166,6 +167,7 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	free(cg.nodes);
 	free(cg.rank);
 	free(sorted);
+	memset(&cg, 0, sizeof(cg));
 	calls_free();
 }
 

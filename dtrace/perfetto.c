@@ -469,6 +469,7 @@ static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 		free(pf.threads.vals[i]);
 	free(pf.threads.keys);
 	free(pf.threads.vals);
+	memset(&pf, 0, sizeof(pf));
 }
 
 const struct dtrace_format dtrace_perfetto = {
