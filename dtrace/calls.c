@@ -219,8 +219,6 @@ struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
  * another stack (sigaltstack, a coroutine's own), not a frame left behind.
  */
 #define STACK_SPAN	(256u << 20)
-/* How many frames entered at or above an exit's stack pointer it looks through */
-#define EXIT_LOOKAHEAD	64
 
 struct walk {
 	struct call_thread *t;
@@ -339,45 +337,46 @@ push:
 
 /*
  * The frame exit @r leaves.  With a stack pointer: bit 0 set, the one
- * after the function's prologue, as its entry had it (alloca() can only
- * have moved it down): the innermost frame of the function entered at or
- * above it; bit 0 clear, the one it was called with (the hook was
- * tail-called after the epilogue), above its entry's: the outermost of the
- * function's frames entered below it (or at it: see below).  Without one (older files), the function's innermost frame.  The
- * frames above it were left behind.  -1: none.
+ * after the function's prologue, as its entry had it: the frames entered
+ * below it are gone, and the frame is the function's innermost one (at or
+ * above it: alloca() can only have moved it down); bit 0 clear, the one
+ * it was called with (the hook was tail-called after the epilogue), above
+ * its entry's: the outermost of the function's frames entered below it
+ * (or at it: see below).  Without one (older files), the function's
+ * innermost frame.  The frames above it were left behind.  -1: none.
+ *
+ * The stack is in order of stack pointers (enter() pops what is below a
+ * new frame), so each frame looked at and passed over is popped: time
+ * linear in the trace, whatever the depth.
  */
 static ssize_t exiting(struct walk *w, const struct call_rec *r)
 {
 	const struct sym_func *fn = sym_func_by_id(r->fn);
-	ssize_t at = (ssize_t)*top_of(w, fn) - 1, found = -1;
 	uint32_t sp = r->sp & ~1u;
+	ssize_t at, found = -1;
 	int64_t by;
 
-	if (!(r->aux & REC_HAS_SP) || at < 0)
-		return at;
-	for (unsigned int n = 0; at >= 0 && n < EXIT_LOOKAHEAD; n++) {
-		const struct frame *f = &w->stack[at];
-
-		if (!sp_diff(f, sp, &by))
-			return found >= 0 ? found : f->has_sp ? -1 : at;
-		if (r->sp & 1) {
-			if (by <= 0)
-				return at;
-		} else {
-			/*
-			 * A frame entered at the stack pointer itself is the
-			 * caller's, when it recurses, unless none is below it:
-			 * the exit of a function's out-of-line part (foo.part.0)
-			 * has that part's CFA, the stack pointer of the function
-			 * foo was inlined into.
-			 */
-			if (by < 0 || (by == 0 && found >= 0))
-				return found;
-			if (by == 0)
-				return at;
-			found = at;
-		}
-		at = (ssize_t)f->below_same - 1;
+	if (!(r->aux & REC_HAS_SP))
+		return (ssize_t)*top_of(w, fn) - 1;
+	if (r->sp & 1) {
+		while (w->depth && sp_diff(&w->stack[w->depth - 1], sp, &by) && by > 0)
+			pop(w, r->ns, REPAIR_NO_EXIT);
+		return (ssize_t)*top_of(w, fn) - 1;
+	}
+	for (at = (ssize_t)*top_of(w, fn) - 1; at >= 0; at = w->stack[at].below_same - 1) {
+		if (!sp_diff(&w->stack[at], sp, &by))
+			return found >= 0 ? found : w->stack[at].has_sp ? -1 : at;
+		/*
+		 * A frame entered at the stack pointer itself is the caller's,
+		 * when it recurses, unless none is below it: the exit of a
+		 * function's out-of-line part (foo.part.0) has that part's CFA,
+		 * the stack pointer of the function foo was inlined into.
+		 */
+		if (by < 0 || (by == 0 && found >= 0))
+			return found;
+		if (by == 0)
+			return at;
+		found = at;
 	}
 	return found;
 }

@@ -14,7 +14,9 @@
  *     the function is entered at the thread's first event;
  *   - functions left without an exit (longjmp, exceptions through code
  *     not built with -finstrument-functions, lost records): they exit
- *     when a function below them does;
+ *     where the stack pointers of later calls and exits show they are
+ *     gone (see enter() and exiting() in calls.c; older files without
+ *     stack pointers: when an exit of a function below them comes);
  *   - functions still running when the trace ends: they exit at its end;
  *   - an exit of a function that is not running, after lost records: left
  *     out.
