@@ -91,6 +91,30 @@ run() {
 	[ "${entries:-0}" -gt 0 ] && [ "$repairs" -eq $((entries - exits)) ]
 	ok $? "$name: $repairs repairs, the $((entries - exits)) frames that never exited" \
 		"$(cat "$TMP/$name.cmp"; grep -c 'no exit' "$TMP/$name.flat")"
+	# per function: the frames --calltree repairs, against entries less exits
+	"$DTRACE" --calltree "$TMP/$name"/trace.* 2>/dev/null |
+		awk '/no exit recorded|still running when/ {
+			if (match($0, /\} \/\* [^ ]+ \*\//)) n[substr($0, RSTART + 5, RLENGTH - 8)]++
+			else if (match($0, /[^ ]+\(\);/)) n[substr($0, RSTART, RLENGTH - 3)]++
+		} END { for (f in n) print f, n[f] }' >"$TMP/$name.repairs"
+	perl -e '
+		my ($countf, $nmf, $repf) = @ARGV;
+		my (%name, %want, %got, $bad);
+		open my $nm, "<", $nmf or die;
+		while (<$nm>) { my ($a, $t, $n) = split; $name{hex $a} //= $n if $t =~ /^[tTwW]$/ }
+		open my $c, "<", $countf or die;
+		while (<$c>) { my ($a, $en, $ex) = split; $want{$name{hex $a} // $a} += $en - $ex }
+		open my $r, "<", $repf or die;
+		while (<$r>) { my ($f, $n) = split; $got{$f} += $n }
+		for my $f (sort keys %{{ %want, %got }}) {
+			next if ($want{$f} // 0) == ($got{$f} // 0);
+			print "# $f: ", $want{$f} // 0, " frames without exit, ", $got{$f} // 0, " repaired\n"
+				if $bad++ < 20;
+		}
+		exit($bad ? 1 : 0);' "$TMP/$name.count" "$TMP/$name.nm" "$TMP/$name.repairs" \
+		>"$TMP/$name.repdiff"
+	ok $? "$name: per function, the frames repaired are those that never exited" \
+		"$(cat "$TMP/$name.repdiff")"
 	[ "$(lost "$TMP/$name")" = "" ] || [ "$(lost "$TMP/$name")" = 0 ]
 	ok $? "$name: no record lost"
 }
