@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * amap: a hash map from 64-bit keys to pointers, open addressing, never
- * shrinks.  For the symbol caches and the call graph's edges.
+ * shrinks.  dtrace's one hash map: the symbol caches, the call graph's
+ * edges, the threads by tid of calls.c and perfetto.c, the functions by
+ * the low bits of their address.
  */
 #ifndef DTRACE_AMAP_H
 #define DTRACE_AMAP_H

@@ -36,13 +36,15 @@ static struct {
 
 static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
-	uint64_t dur = s->ns - s->entry_ns;
-	unsigned int from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
-	uint64_t key = (uint64_t)from << 32 | s->fn->id;
+	uint64_t dur = s->ns - s->entry_ns, key;
+	unsigned int from;
 	struct edge *e;
 
+	/* notes and events have no function */
 	if (s->kind != STEP_EXIT)
 		return;
+	from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
+	key = (uint64_t)from << 32 | s->fn->id;
 	e = amap_get(&cg.edges, key);
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));
@@ -121,7 +123,8 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	cg.rank = xcalloc(cg.nr_nodes + 1, sizeof(*cg.rank));
 	for (unsigned int i = 0; i < nr; i++)
 		cg.rank[sorted[i]->fn->id] = i;
-	qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
+	if (cg.nr_edges)
+		qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
 
 	out_printf(o, "digraph calls {\n\tnode [shape=box, fontname=\"monospace\", fontsize=10];\n"
 		   "\tedge [fontname=\"monospace\", fontsize=9];\n");
@@ -164,6 +167,7 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	free(cg.nodes);
 	free(cg.rank);
 	free(sorted);
+	memset(&cg, 0, sizeof(cg));
 	calls_free();
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amap.h"
 #include "calls.h"
 #include "util.h"
 
@@ -17,23 +18,40 @@ enum rec_kind { REC_ENTRY, REC_EXIT, REC_TEXT, REC_LOST };
 
 /*
  * 24 bytes an event: traces of millions of calls are kept whole.  Symbols
- * are looked up once, here: the function, and the one the call came from.
+ * are looked up once, here.  @aux holds the kind in its top bits (no user
+ * address or count comes near them).
  */
 struct call_rec {
 	uint64_t ns;
-	uint64_t aux;			/* ENTRY, EXIT: call site, 0 if unknown; TEXT: text;
-					   LOST: how many */
+	uint64_t aux;			/* ENTRY: call site, 0 if unknown; TEXT: text;
+					   LOST: how many; | kind << 61 | has sp << 60 */
 	uint32_t fn;			/* ENTRY, EXIT: sym_func id */
-	uint32_t kind_caller;		/* kind | (ENTRY: id + 1 of the caller's
-					   function, from the site; 0: none) << 2 */
+	uint32_t sp;			/* ENTRY, EXIT: stack pointer, low 32 bits */
 };
 
-#define REC_KIND(r)	((r)->kind_caller & 3)
-#define REC_CALLER(r)	((r)->kind_caller >> 2)
+#define REC_KIND_SHIFT	61
+#define REC_HAS_SP	(1ull << 60)
+#define REC_VALUE_MASK	(REC_HAS_SP - 1)
+#define REC_KIND(r)	((unsigned int)((r)->aux >> REC_KIND_SHIFT))
+#define REC_VALUE(r)	((r)->aux & REC_VALUE_MASK)
 
+/*
+ * A frame of the replay.  @below_same: index + 1 of the next frame further
+ * down running the same function (0: none), so that finding a function's
+ * innermost frame and knowing it recurses take no walk down the stack.
+ */
 struct frame {
 	const struct sym_func *fn;
 	uint64_t site, entry_ns, callees_ns;
+	uint32_t sp;
+	bool has_sp;
+	size_t below_same;
+};
+
+const char *const calls_repair_text[] = {
+	[REPAIR_BEFORE_START] = "entered before the trace started",
+	[REPAIR_NO_EXIT] = "no exit recorded: a caller returned first (longjmp?)",
+	[REPAIR_TRACE_END] = "still running when the trace ended",
 };
 
 bool calls_with_events;
@@ -43,30 +61,26 @@ static struct {
 	struct call_thread **by_file;	/* user streams' threads, by file index */
 	struct call_thread **sorted;
 	unsigned int nr_files, nr_threads;
-	struct call_thread **by_tid;	/* hash by tid, for kernel events */
-	unsigned int tid_cap;
+	struct amap by_tid;		/* tid -> its thread, for kernel events */
 	char *text;			/* event texts, NUL-separated */
 	size_t text_len, text_cap;
 } calls;
 
-static void add_rec(struct call_thread *t, uint64_t ns, uint32_t kind, uint64_t aux,
-		    uint32_t fn, uint32_t caller)
+static void add_rec(struct call_thread *t, uint64_t ns, uint64_t kind, uint64_t aux,
+		    uint32_t fn, uint32_t sp)
 {
 	if (t->nr == t->alloc) {
 		t->alloc = t->alloc ? 2 * t->alloc : 1024;
 		t->recs = xrealloc(t->recs, t->alloc * sizeof(*t->recs));
 	}
-	t->recs[t->nr++] = (struct call_rec){ ns, aux, fn, kind | caller << 2 };
+	t->recs[t->nr++] = (struct call_rec){ ns, (aux & ((1ull << REC_KIND_SHIFT) - 1)) |
+					      kind << REC_KIND_SHIFT,
+					      fn, sp };
 }
 
 static struct call_thread *thread_of_tid(uint32_t tid)
 {
-	unsigned int mask = calls.tid_cap - 1;
-
-	for (unsigned int i = tid * 2654435761u & mask; calls.by_tid[i]; i = (i + 1) & mask)
-		if (calls.by_tid[i]->tid == tid)
-			return calls.by_tid[i];
-	return NULL;
+	return amap_get(&calls.by_tid, tid);
 }
 
 /* One thread per user stream, all made at the first event. */
@@ -74,10 +88,6 @@ static void setup(struct dtrace *dt)
 {
 	calls.nr_files = kt_merge_nr_files(dt->merge);
 	calls.by_file = xcalloc(calls.nr_files, sizeof(*calls.by_file));
-	calls.tid_cap = 64;
-	while (calls.tid_cap < 2 * calls.nr_files)
-		calls.tid_cap *= 2;
-	calls.by_tid = xcalloc(calls.tid_cap, sizeof(*calls.by_tid));
 	for (unsigned int i = 0; i < calls.nr_files; i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
 		struct call_thread *t;
@@ -91,13 +101,8 @@ static void setup(struct dtrace *dt)
 		t->path = f->path;
 		t->file = i;
 		calls.by_file[i] = t;
-		if (!thread_of_tid(t->tid)) {
-			unsigned int j = t->tid * 2654435761u & (calls.tid_cap - 1);
-
-			while (calls.by_tid[j])
-				j = (j + 1) & (calls.tid_cap - 1);
-			calls.by_tid[j] = t;
-		}
+		if (!thread_of_tid(t->tid))
+			amap_put(&calls.by_tid, t->tid, t);
 	}
 }
 
@@ -122,6 +127,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 {
 	const struct ktfile_event *ev = e->ev;
 	const struct ktfile_reader *f = kt_merge_file(dt->merge, e->file);
+	struct sym_call_event c;
 	struct call_thread *t;
 
 	if (!calls.by_file)
@@ -130,15 +136,22 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 		t = calls.by_file[e->file];
 		if (!t->proc)
 			t->proc = sym_proc(t->pid, t->path);
-		if (ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit) {
-			uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
-			uint64_t site = ev->nr_args >= 4 ?
-					ev->args[2] | (uint64_t)ev->args[3] << 32 : 0;
-			bool entry = ev->code == KTRACE_func_entry;
+		if (sym_call_event(ev, &c)) {
+			const struct sym_func *fn;
 
-			add_rec(t, e->ns, entry ? REC_ENTRY : REC_EXIT, site,
-				sym_func(t->proc, fn)->id,
-				entry && site ? sym_func(t->proc, site - 1)->id + 1 : 0);
+			/* func:leave has the low bits of the function: those of an entry */
+			if (c.low_only) {
+				fn = amap_get(&t->by_low, c.fn);
+				if (!fn)
+					fn = sym_func_low(t->proc, c.fn);
+			} else {
+				fn = sym_func(t->proc, c.fn);
+				if (c.has_sp)
+					amap_put(&t->by_low, (uint32_t)c.fn, (void *)fn);
+			}
+
+			add_rec(t, e->ns, c.entry ? REC_ENTRY : REC_EXIT,
+				c.site | (c.has_sp ? REC_HAS_SP : 0), fn->id, c.sp);
 			return;
 		}
 		if (ev->code == KTRACE_META_LOST) {
@@ -174,6 +187,14 @@ static int by_first_event(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
+bool calls_has_threads(void)
+{
+	for (unsigned int i = 0; i < calls.nr_files; i++)
+		if (calls.by_file[i] && calls.by_file[i]->nr)
+			return true;
+	return false;
+}
+
 struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
 {
 	if (!calls.sorted) {
@@ -192,27 +213,54 @@ struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
 
 /* ---- the replay ----------------------------------------------------------- */
 
+/*
+ * Stack pointers: a running function's is above those of everything it
+ * calls (the stack grows down), by less than this; a greater distance is
+ * another stack (sigaltstack, a coroutine's own), not a frame left behind.
+ */
+#define STACK_SPAN	(256u << 20)
+
 struct walk {
 	struct call_thread *t;
 	void (*step)(void *ctx, struct call_thread *t, const struct call_step *s);
 	void *ctx;
 	struct frame *stack;
 	size_t depth, alloc;
+	size_t *top_of;		/* by function id: index + 1 of its innermost frame */
+	unsigned int nr_fns;
 };
 
+static void no_step(void *ctx, struct call_thread *t, const struct call_step *s)
+{
+}
+
+static size_t *top_of(struct walk *w, const struct sym_func *fn)
+{
+	if (fn->id >= w->nr_fns) {
+		unsigned int grown = sym_nr_funcs();
+
+		w->top_of = xrealloc(w->top_of, grown * sizeof(*w->top_of));
+		memset(w->top_of + w->nr_fns, 0, (grown - w->nr_fns) * sizeof(*w->top_of));
+		w->nr_fns = grown;
+	}
+	return &w->top_of[fn->id];
+}
+
 static void push(struct walk *w, const struct sym_func *fn, uint64_t site, uint64_t ns,
-		 enum call_repair repair)
+		 bool has_sp, uint32_t sp, enum call_repair repair)
 {
 	struct call_step s = {
 		.kind = STEP_ENTER, .repair = repair, .depth = w->depth, .ns = ns, .fn = fn,
 		.caller = w->depth ? w->stack[w->depth - 1].fn : NULL, .site = site,
 	};
+	size_t *top = top_of(w, fn);
 
 	if (w->depth == w->alloc) {
 		w->alloc = w->alloc ? 2 * w->alloc : 64;
 		w->stack = xrealloc(w->stack, w->alloc * sizeof(*w->stack));
 	}
-	w->stack[w->depth++] = (struct frame){ fn, site, ns, 0 };
+	w->stack[w->depth++] = (struct frame){ fn, site, ns, 0, sp, has_sp, *top };
+	*top = w->depth;
 	w->step(w->ctx, w->t, &s);
 }
 
@@ -223,109 +271,169 @@ static void pop(struct walk *w, uint64_t ns, enum call_repair repair)
 		.kind = STEP_EXIT, .repair = repair, .depth = w->depth, .ns = ns, .fn = f->fn,
 		.caller = w->depth ? w->stack[w->depth - 1].fn : NULL, .site = f->site,
 		.entry_ns = f->entry_ns, .callees_ns = f->callees_ns,
+		.recursive = f->below_same != 0,
 	};
 
-	for (size_t i = 0; i < w->depth && !s.recursive; i++)
-		s.recursive = w->stack[i].fn == f->fn;
+	*top_of(w, f->fn) = f->below_same;
 	if (w->depth)
 		w->stack[w->depth - 1].callees_ns += ns - f->entry_ns;
 	w->step(w->ctx, w->t, &s);
 }
 
-static void note(struct walk *w, enum call_step_kind kind, uint64_t ns, const char *text)
+static void note(struct walk *w, enum call_step_kind kind, uint64_t ns, const char *text,
+		 const struct sym_func *fn)
 {
-	struct call_step s = { .kind = kind, .depth = w->depth, .ns = ns, .text = text };
+	struct call_step s = { .kind = kind, .depth = w->depth, .ns = ns, .text = text, .fn = fn };
 
 	w->step(w->ctx, w->t, &s);
 }
 
-static ssize_t find(const struct frame *stack, size_t depth, const struct sym_func *fn)
+/* Stack pointer @sp less @f's (negative: below it), if on the same stack. */
+static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
 {
-	for (size_t i = depth; i-- > 0; )
-		if (stack[i].fn == fn)
-			return i;
-	return -1;
-}
-
-/* foo.cold is code of foo */
-static bool same_function(const struct sym_func *a, const struct sym_func *b)
-{
-	size_t len = strcspn(a->name, ".");
-
-	return a == b || (!strncmp(a->name, b->name, len) && strchr(".", b->name[len]) &&
-			  (strstr(a->name, ".cold") || strstr(b->name, ".cold")));
+	*by = (int32_t)(sp - f->sp);
+	return f->has_sp && (uint64_t)(*by < 0 ? -*by : *by) < STACK_SPAN;
 }
 
 /*
- * How many frames are still running when a function is called from @site:
- * if the call comes from a function further down than the top, the ones
- * above it were left without an exit (longjmp out of them).  A call from
- * an instrumented function inlined into a caller comes from the caller's
- * code: not a sign of that.
+ * An entry at stack pointer @sp.  The hooks' stack pointer is the caller's
+ * after its prologue: a running function's is above that of everything it
+ * calls, or equal where the function was inlined into it (GCC still calls
+ * the hooks for inlined functions, with the call site of the function
+ * they are inlined into).  So:
+ *  - the frames entered below @sp are no longer running (a longjmp, an
+ *    exception or a switch left them);
+ *  - a frame entered at @sp is one too, unless the new function is
+ *    inlined into it: a different function, with the same call site;
+ *  - frames entered above @sp may be left behind too, by a function with
+ *    a smaller frame than the new one's: where the call site is in the
+ *    code of a function running further down, that function is the
+ *    caller, and the frames above it not inlined into it are gone.
  */
-static size_t running(struct sym_proc *proc, const struct frame *stack, size_t depth,
-		      const struct call_rec *r)
+static void enter(struct walk *w, const struct call_rec *r)
 {
-	const struct sym_func *caller;
-	ssize_t at;
+	const struct sym_func *fn = sym_func_by_id(r->fn), *caller;
+	uint64_t site = REC_VALUE(r) & ~REC_HAS_SP;
+	const struct frame *top, *c;
+	size_t at;
+	int64_t by;
 
-	if (!REC_CALLER(r) || depth < 2)
-		return depth;
-	caller = sym_func_by_id(REC_CALLER(r) - 1);
-	if (same_function(caller, stack[depth - 1].fn))
-		return depth;
-	for (at = depth - 1; at-- > 0; )
-		if (same_function(caller, stack[at].fn))
-			break;
-	if (at < 0)
-		return depth;	/* called from code that is not traced */
-	for (size_t i = at + 1; i < depth; i++)
-		if (sym_inlined_at(proc, r->aux, stack[i].fn))
-			return depth;
-	return at + 1;
+	if (!(r->aux & REC_HAS_SP))
+		goto push;
+	while (w->depth && sp_diff(top = &w->stack[w->depth - 1], r->sp, &by) &&
+	       (by > 0 || (by == 0 && (top->site != site || top->fn == fn))))
+		pop(w, r->ns, REPAIR_NO_EXIT);
+	if (site && w->depth && sp_diff(top = &w->stack[w->depth - 1], r->sp, &by) && by < 0 &&
+	    (caller = sym_func(w->t->proc, site - 1)) != top->fn &&
+	    (at = *top_of(w, caller)) && sp_diff(c = &w->stack[at - 1], r->sp, &by) && by < 0) {
+		uint32_t caller_sp = c->sp;
+
+		while (sp_diff(&w->stack[w->depth - 1], caller_sp, &by) && by > 0)
+			pop(w, r->ns, REPAIR_NO_EXIT);
+	}
+push:
+	push(w, fn, site, r->ns, r->aux & REC_HAS_SP, r->sp, REPAIR_NONE);
 }
 
 /*
- * Functions entered before the trace started: exits that match nothing
- * running, before any record was lost (after, a lost entry is likelier).
- * Innermost first; their call sites are unknown (exits do not carry them).
+ * The frame exit @r leaves.  With a stack pointer: bit 0 set, the one
+ * after the function's prologue, as its entry had it: the frames entered
+ * below it are gone, and the frame is the function's innermost one (at or
+ * above it: alloca() can only have moved it down); bit 0 clear, the one
+ * it was called with (the hook was tail-called after the epilogue), above
+ * its entry's: the outermost of the function's frames entered below it
+ * (or at it: see below).  Without one (older files), the function's
+ * innermost frame.  The frames above it were left behind.  -1: none.
+ *
+ * The stack is in order of stack pointers (enter() pops what is below a
+ * new frame), so each frame looked at and passed over is popped: time
+ * linear in the trace, whatever the depth.
  */
-static size_t before_start(struct call_thread *t, struct frame **pre)
+static ssize_t exiting(struct walk *w, const struct call_rec *r)
 {
-	struct frame *stack = NULL;
-	size_t depth = 0, nr = 0, alloc = 0;
+	const struct sym_func *fn = sym_func_by_id(r->fn);
+	uint32_t sp = r->sp & ~1u;
+	ssize_t at, found = -1;
+	int64_t by;
 
-	*pre = NULL;
+	if (!(r->aux & REC_HAS_SP))
+		return (ssize_t)*top_of(w, fn) - 1;
+	if (r->sp & 1) {
+		while (w->depth && sp_diff(&w->stack[w->depth - 1], sp, &by) && by > 0)
+			pop(w, r->ns, REPAIR_NO_EXIT);
+		return (ssize_t)*top_of(w, fn) - 1;
+	}
+	for (at = (ssize_t)*top_of(w, fn) - 1; at >= 0; at = w->stack[at].below_same - 1) {
+		if (!sp_diff(&w->stack[at], sp, &by))
+			return found >= 0 ? found : w->stack[at].has_sp ? -1 : at;
+		/*
+		 * A frame entered at the stack pointer itself is the caller's,
+		 * when it recurses, unless none is below it: the exit of a
+		 * function's out-of-line part (foo.part.0) has that part's CFA,
+		 * the stack pointer of the function foo was inlined into.
+		 */
+		if (by < 0 || (by == 0 && found >= 0))
+			return found;
+		if (by == 0)
+			return at;
+		found = at;
+	}
+	return found;
+}
+
+/*
+ * Replay @w's thread.  With @pre, the pass that finds the functions entered
+ * before the trace started: exits that match nothing running, before any
+ * record was lost (after, a lost entry is likelier); what ran was inside
+ * such a function, so its exit empties the stack.  They come innermost
+ * first, into @pre (@nr_pre of them).
+ */
+static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
+{
+	struct call_thread *t = w->t;
+	bool lost = false;
+	char text[160];
+
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct call_rec *r = &t->recs[i];
-		const struct sym_func *fn;
 		ssize_t at;
 
-		if (REC_KIND(r) == REC_LOST)
+		switch (REC_KIND(r)) {
+		case REC_ENTRY:
+			enter(w, r);
 			break;
-		if (REC_KIND(r) == REC_TEXT)
-			continue;
-		fn = sym_func_by_id(r->fn);
-		if (REC_KIND(r) == REC_ENTRY) {
-			depth = running(t->proc, stack, depth, r);
-			if (depth == alloc) {
-				alloc = alloc ? 2 * alloc : 64;
-				stack = xrealloc(stack, alloc * sizeof(*stack));
+		case REC_EXIT:
+			at = exiting(w, r);
+			if (at < 0 && pre) {
+				while (w->depth)
+					pop(w, r->ns, REPAIR_NO_EXIT);
+				*pre = xrealloc(*pre, (*nr_pre + 1) * sizeof(**pre));
+				(*pre)[(*nr_pre)++] = *r;
+				break;
 			}
-			stack[depth++].fn = fn;
-			continue;
+			if (at < 0) {
+				snprintf(text, sizeof(text), "exit of %s without its entry%s: left out",
+					 sym_func_by_id(r->fn)->name, lost ? " (lost)" : "");
+				note(w, STEP_NOTE, r->ns, text, sym_func_by_id(r->fn));
+				break;
+			}
+			while (w->depth > (size_t)at + 1)
+				pop(w, r->ns, REPAIR_NO_EXIT);
+			pop(w, r->ns, REPAIR_NONE);
+			break;
+		case REC_TEXT:
+			note(w, STEP_EVENT, r->ns, calls.text + REC_VALUE(r), NULL);
+			break;
+		case REC_LOST:
+			if (pre)
+				return;
+			lost = true;
+			snprintf(text, sizeof(text), "%llu records lost here",
+				 (unsigned long long)REC_VALUE(r));
+			note(w, STEP_NOTE, r->ns, text, NULL);
+			break;
 		}
-		at = find(stack, depth, fn);
-		if (at >= 0) {
-			depth = at;
-			continue;
-		}
-		depth = 0;	/* what ran was inside it */
-		*pre = xrealloc(*pre, (nr + 1) * sizeof(**pre));
-		(*pre)[nr++] = (struct frame){ .fn = fn, .site = r->aux };
 	}
-	free(stack);
-	return nr;
 }
 
 void calls_walk(struct call_thread *t,
@@ -333,55 +441,26 @@ void calls_walk(struct call_thread *t,
 		void *ctx)
 {
 	struct walk w = { .t = t, .step = step, .ctx = ctx };
+	struct walk dry = { .t = t, .step = no_step };
 	uint64_t first = t->nr ? t->recs[0].ns : 0, last = t->nr ? t->recs[t->nr - 1].ns : 0;
-	bool lost = false;
-	struct frame *pre;
-	size_t nr_pre;
-	char text[160];
+	struct call_rec *pre = NULL;
+	size_t nr_pre = 0;
 
 	if (!t->proc)
 		t->proc = sym_proc(t->pid, t->path);
-	nr_pre = before_start(t, &pre);
+	replay(&dry, &pre, &nr_pre);
+	free(dry.stack);
+	free(dry.top_of);
+	/* outermost first; their call sites are unknown (exits do not carry them) */
 	while (nr_pre--)
-		push(&w, pre[nr_pre].fn, pre[nr_pre].site, first, REPAIR_BEFORE_START);
+		push(&w, sym_func_by_id(pre[nr_pre].fn), 0, first, pre[nr_pre].aux & REC_HAS_SP,
+		     pre[nr_pre].sp, REPAIR_BEFORE_START);
 	free(pre);
-	for (size_t i = 0; i < t->nr; i++) {
-		const struct call_rec *r = &t->recs[i];
-		const struct sym_func *fn = sym_func_by_id(r->fn);
-		ssize_t at;
-
-		switch (REC_KIND(r)) {
-		case REC_ENTRY:
-			for (size_t keep = running(t->proc, w.stack, w.depth, r); w.depth > keep; )
-				pop(&w, r->ns, REPAIR_NO_EXIT);
-			push(&w, fn, r->aux, r->ns, REPAIR_NONE);
-			break;
-		case REC_EXIT:
-			at = find(w.stack, w.depth, fn);
-			if (at < 0) {
-				snprintf(text, sizeof(text), "exit of %s without its entry%s: left out",
-					 fn->name, lost ? " (lost)" : "");
-				note(&w, STEP_NOTE, r->ns, text);
-				break;
-			}
-			while (w.depth > (size_t)at + 1)
-				pop(&w, r->ns, REPAIR_NO_EXIT);
-			pop(&w, r->ns, REPAIR_NONE);
-			break;
-		case REC_TEXT:
-			note(&w, STEP_EVENT, r->ns, calls.text + r->aux);
-			break;
-		case REC_LOST:
-			lost = true;
-			snprintf(text, sizeof(text), "%llu records lost here",
-				 (unsigned long long)r->aux);
-			note(&w, STEP_NOTE, r->ns, text);
-			break;
-		}
-	}
+	replay(&w, NULL, NULL);
 	while (w.depth)
 		pop(&w, last, REPAIR_TRACE_END);
 	free(w.stack);
+	free(w.top_of);
 }
 
 void calls_add_totals(struct call_totals **totals, unsigned int *nr,
@@ -408,12 +487,16 @@ void calls_add_totals(struct call_totals **totals, unsigned int *nr,
 void calls_free(void)
 {
 	for (unsigned int i = 0; i < calls.nr_files; i++) {
-		if (calls.by_file[i])
+		if (calls.by_file[i]) {
 			free(calls.by_file[i]->recs);
+			free(calls.by_file[i]->by_low.keys);
+			free(calls.by_file[i]->by_low.vals);
+		}
 		free(calls.by_file[i]);
 	}
 	free(calls.by_file);
-	free(calls.by_tid);
+	free(calls.by_tid.keys);
+	free(calls.by_tid.vals);
 	free(calls.sorted);
 	free(calls.text);
 	memset(&calls, 0, sizeof(calls));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * calls: function calls of user threads, from their func:entry/exit events,
- * for --calltree, --callgraph and --flat.
+ * calls: function calls of user threads, from their func:* events, for
+ * --calltree, --callgraph, --flat and the Perfetto export: one replay, so
+ * that they all show the same calls and the same repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
  * (and, for --calltree, the other events of the thread: its user events
@@ -13,7 +14,9 @@
  *     the function is entered at the thread's first event;
  *   - functions left without an exit (longjmp, exceptions through code
  *     not built with -finstrument-functions, lost records): they exit
- *     when a function below them does;
+ *     where the stack pointers of later calls and exits show they are
+ *     gone (see enter() and exiting() in calls.c; older files without
+ *     stack pointers: when an exit of a function below them comes);
  *   - functions still running when the trace ends: they exit at its end;
  *   - an exit of a function that is not running, after lost records: left
  *     out.
@@ -26,6 +29,7 @@
 
 #include <sys/types.h>
 
+#include "amap.h"
 #include "dtrace.h"
 #include "symbols.h"
 
@@ -41,6 +45,7 @@ struct call_thread {
 	struct sym_proc *proc;
 	struct call_rec *recs;
 	size_t nr, alloc;
+	struct amap by_low;		/* low 32 bits of entered functions -> sym_func */
 	unsigned int file;		/* index of its stream file */
 };
 
@@ -64,7 +69,8 @@ struct call_step {
 	enum call_repair repair;
 	unsigned int depth;		/* 0 for the outermost function */
 	uint64_t ns;			/* when */
-	const struct sym_func *fn;	/* ENTER, EXIT: the function */
+	const struct sym_func *fn;	/* ENTER, EXIT: the function; NOTE: the one
+					   whose exit was left out, or NULL */
 	const struct sym_func *caller;	/* ENTER, EXIT: NULL at depth 0 */
 	uint64_t site;			/* ENTER, EXIT: the call site, 0 if unknown */
 	uint64_t entry_ns;		/* EXIT: when it was entered */
@@ -75,6 +81,9 @@ struct call_step {
 
 /* The formats' event(): keeps what the threads did. */
 void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
+
+/* Whether calls_event() kept anything of a thread. */
+bool calls_has_threads(void);
 
 /* The threads, in the order of their first event. */
 struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr);
@@ -102,5 +111,8 @@ void calls_free(void);
 extern const struct dtrace_format dtrace_calltree;	/* calltree.c */
 extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
 extern const struct dtrace_format dtrace_flat;		/* flat.c */
+
+/* Why a step was made up, in words (perfetto.c says it in "repaired"). */
+extern const char *const calls_repair_text[];
 
 #endif /* DTRACE_CALLS_H */

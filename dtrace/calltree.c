@@ -27,12 +27,6 @@ struct tree {
 	bool has_pending;
 };
 
-static const char *const repair_text[] = {
-	[REPAIR_BEFORE_START] = "entered before the trace started",
-	[REPAIR_NO_EXIT] = "no exit recorded: a caller returned first (longjmp?)",
-	[REPAIR_TRACE_END] = "still running when the trace ended",
-};
-
 /* "    1.234 us | " or blanks, then the indentation */
 static void line_start(struct tree *tr, const uint64_t *dur, unsigned int depth)
 {
@@ -61,7 +55,7 @@ static void comments(struct tree *tr, struct call_thread *t, const struct call_s
 	if (calls_with_sites && s->site)
 		out_printf(tr->o, " /* from %s */", sym_site(t->proc, s->site, site, sizeof(site)));
 	if (repair != REPAIR_NONE)
-		out_printf(tr->o, " /* ! %s */", repair_text[repair]);
+		out_printf(tr->o, " /* ! %s */", calls_repair_text[repair]);
 	out_printf(tr->o, "\n");
 }
 
@@ -100,7 +94,7 @@ static void tree_step(void *ctx, struct call_thread *t, const struct call_step *
 		line_start(tr, &dur, s->depth);
 		out_printf(tr->o, "} /* %s */", s->fn->name);
 		if (s->repair != REPAIR_NONE)
-			out_printf(tr->o, " /* ! %s */", repair_text[s->repair]);
+			out_printf(tr->o, " /* ! %s */", calls_repair_text[s->repair]);
 		out_printf(tr->o, "\n");
 		break;
 	case STEP_EVENT:

@@ -52,7 +52,8 @@ static void flat_end(struct dtrace *dt, struct outbuf *o)
 	for (unsigned int i = 0; i < flat.nr; i++)
 		if (flat.fns[i].fn)
 			flat.fns[nr++] = flat.fns[i];
-	qsort(flat.fns, nr, sizeof(*flat.fns), by_self);
+	if (nr)
+		qsort(flat.fns, nr, sizeof(*flat.fns), by_self);
 	for (unsigned int i = 0; i < nr; i++)
 		calls += flat.fns[i].calls;
 	out_printf(o, "# %u functions, %llu calls in %u threads", nr, (unsigned long long)calls,
@@ -78,6 +79,7 @@ static void flat_end(struct dtrace *dt, struct outbuf *o)
 		out_printf(o, "\n");
 	}
 	free(flat.fns);
+	memset(&flat, 0, sizeof(flat));
 	calls_free();
 }
 

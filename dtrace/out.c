@@ -61,16 +61,46 @@ void out_close(struct outbuf *o)
 	free(o->buf);
 }
 
+/*
+ * Lines are bounded (out_reserve()) but for the names in them: a C++ name
+ * can be longer than a line's room, so what does not fit where the buffer
+ * ends goes out after a flush, or, longer than the buffer, on its own.
+ */
 void out_printf(struct outbuf *o, const char *fmt, ...)
 {
 	va_list ap;
+	char *big;
 	int n;
 
 	out_reserve(o);
 	va_start(ap, fmt);
 	n = vsnprintf(o->p, o->end - o->p, fmt, ap);
 	va_end(ap);
-	if (n >= o->end - o->p)
-		die("%s: line too long", o->name);	/* never for our formats */
-	o->p += n;
+	if (n < 0)
+		die("%s: cannot format output: %s", o->name, strerror(errno));
+	if (n < o->end - o->p) {
+		o->p += n;
+		return;
+	}
+	out_flush(o);
+	big = n < o->end - o->p ? o->p : xmalloc(n + 1);
+	va_start(ap, fmt);
+	vsnprintf(big, n + 1, fmt, ap);
+	va_end(ap);
+	if (big == o->p) {
+		o->p += n;
+		return;
+	}
+	{
+		char *save_buf = o->buf, *save_end = o->end;
+
+		/* write it through the usual path: the pipeline's turn included */
+		o->buf = big;
+		o->p = big + n;
+		o->end = big + n + 1;
+		out_flush(o);
+		o->buf = o->p = save_buf;
+		o->end = save_end;
+	}
+	free(big);
 }

@@ -5,7 +5,7 @@
  *
  *   - a process "CPUs" with a track per CPU, with a slice for each task
  *     that ran there, from the context switches;
- *   - the function calls of user threads (func:entry/exit) as nested
+ *   - the function calls of user threads (func:*) as nested
  *     slices on the thread's track;
  *   - every other event an instant on its thread's track (the CPU's for
  *     tid 0), with the decoded text and the fields (fields.h) as args;
@@ -15,20 +15,19 @@
  *     task forked by a named one, its parent's name (fork keeps the comm).
  *
  * Times are microseconds after the first event with ns precision, as
- * dtrace prints them.  The JSON goes out as the events come: what is kept
- * is a stack of running calls per user stream and the named threads.
- *
- * Calls always nest, repaired where the trace does not: an exit of the
- * innermost call ends it; an exit of a call further out ends the calls
- * inside it first (they had no exit: longjmp, exceptions, lost records);
- * an exit of a function that is not running (it was entered before the
- * trace, or --from) is left out, with an instant that says so; calls still
- * running at the end end with the last event.
+ * dtrace prints them.  The JSON goes out as the events come, but for the
+ * calls: calls.c keeps them and replays them at the end, as it does for
+ * --calltree and --flat, so the slices are the same calls with the same
+ * repairs ("repaired" says why a slice begins or ends where the trace
+ * has no record of it; an exit that matches no call is an instant "exit
+ * without entry").  Each thread's slices are in time order.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "amap.h"
+#include "calls.h"
 #include "dtrace.h"
 #include "fields.h"
 #include "symbols.h"
@@ -42,13 +41,11 @@ struct pf_file {
 	bool user;
 	bool running;		/* CPU: a task's slice is open */
 	uint32_t pid, tid;	/* the track: a user thread's, or a CPU's */
-	struct sym_proc *proc;	/* user: its symbols, once it has calls */
-	uint64_t *calls;	/* user: functions running, innermost last */
-	unsigned int depth, alloc;
+	struct sym_proc *proc;	/* user: its symbols, for named user events */
 };
 
 struct pf_thread {
-	uint32_t tid;		/* 0: a free slot */
+	uint32_t tid;
 	uint32_t pid;
 	const char *name;	/* a header's comm */
 	bool from_header;
@@ -60,8 +57,7 @@ static struct {
 	uint64_t last_ns;
 	struct pf_file *files;
 	unsigned int nr_files;
-	struct pf_thread *threads;	/* hash by tid, open addressing */
-	unsigned int nr_threads, size;
+	struct amap threads;		/* tid -> struct pf_thread */
 } pf;
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -155,44 +151,19 @@ static void put_meta(struct outbuf *o, const char *what, uint32_t pid, uint32_t 
 
 /* ---- threads and their names ----------------------------------------------- */
 
-static struct pf_thread *thread_slot(uint32_t tid)
-{
-	unsigned int i = (tid * 0x9e3779b1u) & (pf.size - 1);
-
-	while (pf.threads[i].tid && pf.threads[i].tid != tid)
-		i = (i + 1) & (pf.size - 1);
-	return &pf.threads[i];
-}
-
 static struct pf_thread *find_thread(uint32_t tid)
 {
-	struct pf_thread *t;
-
-	if (!pf.size || !tid)
-		return NULL;
-	t = thread_slot(tid);
-	return t->tid ? t : NULL;
+	return tid ? amap_get(&pf.threads, tid) : NULL;
 }
 
 static struct pf_thread *add_thread(uint32_t tid)
 {
-	struct pf_thread *t;
+	struct pf_thread *t = find_thread(tid);
 
-	if (2 * (pf.nr_threads + 1) > pf.size) {
-		struct pf_thread *old = pf.threads;
-		unsigned int old_size = pf.size;
-
-		pf.size = pf.size ? 2 * pf.size : 64;
-		pf.threads = xcalloc(pf.size, sizeof(*pf.threads));
-		for (unsigned int i = 0; i < old_size; i++)
-			if (old[i].tid)
-				*thread_slot(old[i].tid) = old[i];
-		free(old);
-	}
-	t = thread_slot(tid);
-	if (!t->tid) {
-		pf.nr_threads++;
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
 		*t = (struct pf_thread){ .tid = tid, .pid = tid };
+		amap_put(&pf.threads, tid, t);
 	}
 	return t;
 }
@@ -221,7 +192,6 @@ static void fork_name(struct outbuf *o, uint32_t parent, uint32_t child)
 	if (!p || !p->name || !child || (find_thread(child) && find_thread(child)->from_header))
 		return;
 	c = add_thread(child);
-	p = find_thread(parent);	/* add_thread() may have moved it */
 	c->name = p->name;
 	put_meta(o, "process_name", c->pid, c->tid, c->name, 0);
 	put_meta(o, "thread_name", c->pid, c->tid, c->name, 0);
@@ -333,55 +303,48 @@ static struct sym_proc *proc_of(struct dtrace *dt, unsigned int file)
 	return f->proc;
 }
 
-static const char *func_name(struct dtrace *dt, unsigned int file, uint64_t addr)
+/* A step of a thread's calls (calls.c) as a slice's begin or end. */
+static void call_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
-	return sym_func(proc_of(dt, file), addr)->name;
-}
-
-static void call_entry(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e,
-		       uint64_t fn, uint64_t site)
-{
-	struct pf_file *f = &pf.files[e->file];
+	struct outbuf *o = ctx;
 	char *p;
 
-	if (f->depth == f->alloc) {
-		f->alloc = f->alloc ? 2 * f->alloc : 64;
-		f->calls = xrealloc(f->calls, f->alloc * sizeof(*f->calls));
-	}
-	f->calls[f->depth++] = fn;
-	p = put_head(o, 'B', func_name(dt, e->file, fn), f->pid, f->tid);
-	p = put_ts(p, e->ns);
-	p = put_lit(p, ",\"args\":{\"addr\":");
-	p = put_hex_str(p, fn);
-	p = put_lit(p, ",\"from\":");
-	p = put_hex_str(p, site);
-	out_commit(o, put_lit(p, "}}"));
-}
-
-static void call_exit(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e,
-		      uint64_t fn)
-{
-	struct pf_file *f = &pf.files[e->file];
-	unsigned int i = f->depth;
-	char *p;
-
-	while (i && f->calls[i - 1] != fn)
-		i--;
-	if (!i) {
-		p = put_instant(o, "exit without entry", f->pid, f->tid, e->ns);
-		p = put_lit(p, "\"function\":");
-		p = put_str(p, func_name(dt, e->file, fn), NAME_MAX_LEN);
-		p = put_lit(p, ",\"addr\":");
-		p = put_hex_str(p, fn);
+	switch (s->kind) {
+	case STEP_ENTER:
+		p = put_head(o, 'B', s->fn->name, t->pid, t->tid);
+		p = put_ts(p, s->ns);
+		p = put_lit(p, ",\"args\":{\"from\":");
+		p = put_hex_str(p, s->site);
+		if (s->repair) {
+			p = put_lit(p, ",\"repaired\":");
+			p = put_str(p, calls_repair_text[s->repair], NAME_MAX_LEN);
+		}
 		out_commit(o, put_lit(p, "}}"));
-		return;
+		break;
+	case STEP_EXIT:
+		p = put_lit(out_reserve(o), ",\n{\"ph\":\"E\",\"pid\":");
+		p = ktev_put_u64(p, t->pid);
+		p = put_lit(p, ",\"tid\":");
+		p = ktev_put_u64(p, t->tid);
+		p = put_ts(p, s->ns);
+		if (s->repair) {
+			p = put_lit(p, ",\"args\":{\"repaired\":");
+			p = put_str(p, calls_repair_text[s->repair], NAME_MAX_LEN);
+			*p++ = '}';
+		}
+		out_commit(o, put_lit(p, "}"));
+		break;
+	case STEP_NOTE:
+		if (!s->fn)
+			break;	/* lost records: their instant went out in time */
+		p = put_instant(o, "exit without entry", t->pid, t->tid, s->ns);
+		p = put_lit(p, "\"function\":");
+		p = put_str(p, s->fn->name, NAME_MAX_LEN);
+		out_commit(o, put_lit(p, "}}"));
+		break;
+	case STEP_EVENT:
+		break;
 	}
-	while (f->depth > i) {
-		f->depth--;
-		put_slice_end(o, f, e->ns, "no exit recorded");
-	}
-	f->depth--;
-	put_slice_end(o, f, e->ns, NULL);
 }
 
 /* Any other event: an instant with the text and the fields. */
@@ -464,21 +427,17 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 	f = &pf.files[e->file];
 	pf.last_ns = e->ns;
 	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+		if (f->user)
+			calls_event(dt, o, e);	/* where the calls have a gap */
 		p = put_instant(o, "lost records", f->pid, f->tid, e->ns);
 		p = put_lit(p, "\"count\":");
 		p = ktev_put_u64(p, ev->args[0] | (uint64_t)ev->args[1] << 32);
 		out_commit(o, put_lit(p, "}}"));
 		return;
 	}
-	if (ev->nr_args >= 2 && f->user &&
-	    (ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit)) {
-		uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
-
-		if (ev->code == KTRACE_func_entry)
-			call_entry(dt, o, e, fn, ev->nr_args >= 4 ?
-				   ev->args[2] | (uint64_t)ev->args[3] << 32 : 0);
-		else
-			call_exit(dt, o, e, fn);
+	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_func &&
+	    sym_call_event(ev, &(struct sym_call_event){ 0 })) {
+		calls_event(dt, o, e);
 		return;
 	}
 	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2 && !f->user) {
@@ -492,22 +451,25 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 
 static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 {
+	struct call_thread **threads;
+	unsigned int nr = 0;
+
 	if (!pf.started)
 		start(dt, o);
-	for (unsigned int i = 0; i < pf.nr_files; i++) {
-		struct pf_file *f = &pf.files[i];
-
-		if (f->running)
-			put_slice_end(o, f, pf.last_ns, NULL);
-		while (f->depth) {
-			f->depth--;
-			put_slice_end(o, f, pf.last_ns, "running at the end");
-		}
-		free(f->calls);
-	}
+	for (unsigned int i = 0; i < pf.nr_files; i++)
+		if (pf.files[i].running)
+			put_slice_end(o, &pf.files[i], pf.last_ns, NULL);
+	threads = calls_has_threads() ? calls_threads(dt, &nr) : NULL;
+	for (unsigned int i = 0; i < nr; i++)
+		calls_walk(threads[i], call_step, o);
+	calls_free();
 	out_printf(o, "\n]}\n");
 	free(pf.files);
-	free(pf.threads);
+	for (size_t i = 0; i < pf.threads.cap; i++)
+		free(pf.threads.vals[i]);
+	free(pf.threads.keys);
+	free(pf.threads.vals);
+	memset(&pf, 0, sizeof(pf));
 }
 
 const struct dtrace_format dtrace_perfetto = {

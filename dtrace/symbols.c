@@ -389,6 +389,33 @@ const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr)
 	return f;
 }
 
+const struct sym_func *sym_func_low(struct sym_proc *p, uint32_t low)
+{
+	/* bit 63: no user address has it, so no key of sym_func()'s */
+	uint64_t key = 1ull << 63 | low;
+	struct sym_func *f = amap_get(&p->cache, key);
+
+	if (f)
+		return f;
+	for (size_t i = 0; i < p->nr_objs && !f; i++) {
+		const struct object *o = &p->objs[i];
+		uint64_t addr = (o->start & ~0xffffffffull) | low;
+
+		if (addr < o->start)
+			addr += 1ull << 32;
+		if (addr < o->end)
+			f = (struct sym_func *)sym_func(p, addr);
+	}
+	if (!f) {
+		char *hex = xmalloc(32);
+
+		sprintf(hex, "0x...%08x", low);
+		f = new_func(hex, NULL, 0);
+	}
+	amap_put(&p->cache, key, f);
+	return f;
+}
+
 unsigned int sym_nr_funcs(void)
 {
 	return nr_funcs;
@@ -550,19 +577,19 @@ char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *e
 		    unsigned int width)
 {
 	const char *name, *format;
+	struct sym_call_event call;
 	char *start = p;
 
 	/* function calls, where the map can name them */
-	if ((ev->code == KTRACE_func_entry || ev->code == KTRACE_func_exit) &&
-	    ev->nr_args >= 2 && proc && proc->nr_objs) {
-		uint64_t fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
-		uint64_t site = ev->nr_args >= 4 ? ev->args[2] | (uint64_t)ev->args[3] << 32 : 0;
-
+	if (proc && proc->nr_objs && sym_call_event(ev, &call)) {
 		p = ktev_put_name(p, ev->code, width);
-		p = stpcpy(p, ev->code == KTRACE_func_entry ? " enter " : " exit ");
-		p = put_bounded(p, sym_func(proc, fn)->name);
-		if (site)
-			p = put_bounded(stpcpy(p, " from "), sym_func(proc, site - 1)->name);
+		p = stpcpy(p, call.entry ? " enter " : " exit ");
+		p = put_bounded(p, (call.low_only ? sym_func_low(proc, call.fn) :
+				    sym_func(proc, call.fn))->name);
+		if (call.site)
+			p = put_bounded(stpcpy(p, " from "), sym_func(proc, call.site - 1)->name);
+		if (call.has_sp)
+			p += sprintf(p, " sp ...%08x", call.sp);
 		return p;
 	}
 	if ((ev->code & KTRACE_GROUP_MASK) != KTRACE_GRP_user ||

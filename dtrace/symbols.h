@@ -19,7 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ktfile_event;
+#include <linux/ktrace.h>
+
+#include "ktfile.h"
 
 /* One function (or one unknown address). */
 struct sym_func {
@@ -47,6 +49,54 @@ const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr);
  * "calls.c:33 in twice inlined at calls.c:80 in main".  Returns @buf.
  */
 char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size);
+
+/*
+ * The function whose address has @low as its low 32 bits, among the
+ * objects @p mapped (func:leave records no more of it).
+ */
+const struct sym_func *sym_func_low(struct sym_proc *p, uint32_t low);
+
+/* A function call event of a user stream, whichever version recorded it. */
+struct sym_call_event {
+	bool entry;		/* func:entry, func:enter */
+	bool has_sp;		/* func:enter, func:leave: @sp is known */
+	bool low_only;		/* func:leave: only the low 32 bits of @fn */
+	uint64_t fn, site;	/* site: entries only, 0 if unknown */
+	uint32_t sp;		/* the caller's stack pointer, low 32 bits */
+};
+
+/* Decode @ev into @c; false: not a (well-formed) function call event. */
+static inline bool sym_call_event(const struct ktfile_event *ev, struct sym_call_event *c)
+{
+	*c = (struct sym_call_event){ 0 };
+	switch (ev->code) {
+	case KTRACE_func_entry:
+	case KTRACE_func_exit:
+		if (ev->nr_args < 2)
+			return false;
+		c->entry = ev->code == KTRACE_func_entry;
+		c->fn = ev->args[0] | (uint64_t)ev->args[1] << 32;
+		if (c->entry && ev->nr_args >= 4)
+			c->site = ev->args[2] | (uint64_t)ev->args[3] << 32;
+		return true;
+	case KTRACE_func_enter:
+		if (ev->nr_args < 4)
+			return false;
+		c->entry = c->has_sp = true;
+		c->fn = ev->args[0] | (uint64_t)(ev->args[1] & 0xffff) << 32;
+		c->site = ev->args[2] | (uint64_t)(ev->args[1] >> 16) << 32;
+		c->sp = ev->args[3];
+		return true;
+	case KTRACE_func_leave:
+		if (ev->nr_args < 2)
+			return false;
+		c->has_sp = c->low_only = true;
+		c->fn = ev->args[0];
+		c->sp = ev->args[1];
+		return true;
+	}
+	return false;
+}
 
 /* Whether return address @addr is in code of @fn inlined into another. */
 bool sym_inlined_at(struct sym_proc *p, uint64_t addr, const struct sym_func *fn);

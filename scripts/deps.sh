@@ -15,6 +15,8 @@ pkgs=(
 	liblttng-ust-dev trace-cmd
 	# libFuzzer
 	clang libclang-rt-dev
+	# Debian source packages for the call views' ground truth (dpkg-source)
+	dpkg-dev
 )
 
 declare -A installed=()

@@ -4,26 +4,126 @@
  * compiled with -finstrument-functions.  Linked in (libktrace.a or -lktrace)
  * or put in front of glibc's empty ones with LD_PRELOAD=libktrace.so.
  *
- * Each hook is one func:entry or func:exit event with the function's
- * address in arg1/arg2 (low, high).  The entry has the call site too, in
- * one continuation record; the exit does not repeat it (dtrace pairs it
- * with its entry): a call is three records, 72 bytes, not four.
+ * Each hook records where the stack was: the instrumented function's stack
+ * pointer when it called the hook (the hook's CFA).  A function that is
+ * still running has a stack pointer above that of everything it calls, so
+ * dtrace knows, without symbols or guesses, which frames a longjmp, an
+ * exception through uninstrumented code or a coroutine switch left behind:
+ * those at or below the stack pointer of a later call.  (uftrace instead
+ * hooks setjmp and longjmp and resets its shadow stack there; LTTng-UST
+ * records the function and call site only and leaves nesting to the
+ * viewer.)  Only the low 32 bits of it are kept: one thread's stack spans
+ * far less than 2 GiB, so differences of the low bits compare exactly.
+ *
+ * A call is three records, 72 bytes, as before the stack pointer:
+ *
+ *   func:enter  arg1 function, bits 0-31    arg2 function, bits 32-47 |
+ *                                                call site, bits 32-47 << 16
+ *     (cont)    arg3 call site, bits 0-31   arg4 stack pointer, bits 0-31
+ *   func:leave  arg1 function, bits 0-31    arg2 stack pointer, bits 0-31, and
+ *                                                bit 0: 1 after the prologue, 0 at
+ *                                                the call (exit hook tail-called)
+ *
+ * User-space code addresses are below 2^47 unless a program maps code
+ * above it on purpose (5-level paging); such a function's entry is
+ * recorded as func:entry, whole addresses without a stack pointer, as
+ * files of older versions hold them all (its exit is a func:leave all the
+ * same).  On x86_64 the hooks are two and three instructions of assembly
+ * that hand the CFA and the return address to the C functions below.
  */
 #include "libktrace.h"
 
 #define KT_HOOK	__attribute__((visibility("default"))) KT_NOTRACE
 
-KT_HOOK void __cyg_profile_func_enter(void *fn, void *site)
+/* Code above 2^48 (rare): whole addresses, no stack pointer, out of the way. */
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, uint64_t c)
 {
-	uint64_t f = (uintptr_t)fn, c = (uintptr_t)site;
-
 	kt_record(KTRACE_func_entry, (uint32_t)f, (uint32_t)(f >> 32), true,
 		  (uint32_t)c, (uint32_t)(c >> 32));
 }
 
-KT_HOOK void __cyg_profile_func_exit(void *fn, void *site __attribute__((unused)))
-{
-	uint64_t f = (uintptr_t)fn;
+/*
+ * The arguments are put together into two registers before the record is
+ * made: kept apart, they took four callee-saved registers across the
+ * (rarely taken) slow path, and saving and restoring them cost more than
+ * the stack pointer itself (callgrind: instructions per call).
+ */
+#define kt_together(x, y)	__asm__("" : "+r"(x), "+r"(y))
 
-	kt_record(KTRACE_func_exit, (uint32_t)f, (uint32_t)(f >> 32), false, 0, 0);
+/* @sp: the hook's CFA; @ret: its return address (exit only). */
+/* Called from the assembly below only: "used" keeps them. */
+#define KT_HOOK_BODY	KT_HIDDEN KT_NOTRACE __attribute__((used))
+
+KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
+{
+	uint64_t f = (uintptr_t)fn, c = (uintptr_t)site, lo, hi;
+
+	if (kt_unlikely((f | c) >> 48)) {
+		kt_func_wide(f, c);
+		return;
+	}
+	lo = (f & 0xffffffffffffull) | (c >> 32) << 48;
+	hi = (uint32_t)c | (uint64_t)(uint32_t)sp << 32;
+	kt_together(lo, hi);
+	kt_record(KTRACE_func_enter, (uint32_t)lo, (uint32_t)(lo >> 32), true,
+		  (uint32_t)hi, (uint32_t)(hi >> 32));
 }
+
+KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
+{
+	uint64_t f = (uintptr_t)fn, w;
+
+	/*
+	 * Only the low 32 bits of the function, wherever it is: the stack
+	 * pointer says which frame ends, the function's bits confirm it.
+	 * GCC often calls this hook after the epilogue, as a tail call: then
+	 * the stack pointer is the one the function was called with (its
+	 * CFA), else the one after its prologue, as at entry: bit 0 says
+	 * which (the ABI keeps both 16-byte aligned).
+	 */
+	w = (uint32_t)f | (uint64_t)((uint32_t)sp | (ret != site)) << 32;
+	__asm__("" : "+r"(w));
+	kt_record(KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
+}
+
+#if defined(__x86_64__)
+/*
+ * The hooks themselves: the CFA and the return address handed on in
+ * registers, two or three instructions, where __builtin_dwarf_cfa() made
+ * GCC build a stack frame to compute it.
+ */
+__asm__(".text\n"
+	".globl __cyg_profile_func_enter\n"
+	".type __cyg_profile_func_enter, @function\n"
+	"__cyg_profile_func_enter:\n"
+	"	.cfi_startproc\n"
+	"	leaq 8(%rsp), %rdx\n"
+	"	jmp kt_func_enter\n"
+	"	.cfi_endproc\n"
+	".size __cyg_profile_func_enter, .-__cyg_profile_func_enter\n"
+	".globl __cyg_profile_func_exit\n"
+	".type __cyg_profile_func_exit, @function\n"
+	"__cyg_profile_func_exit:\n"
+	"	.cfi_startproc\n"
+	"	movq (%rsp), %rcx\n"
+	"	leaq 8(%rsp), %rdx\n"
+	"	jmp kt_func_exit\n"
+	"	.cfi_endproc\n"
+	".size __cyg_profile_func_exit, .-__cyg_profile_func_exit\n");
+#else
+/*
+ * Elsewhere the frame address gives the CFA where the frame record sits
+ * at the frame's top (i386); FIXME: check it on each architecture built
+ * for (x86_64 is the one the kernel side supports).
+ */
+KT_HOOK void __cyg_profile_func_enter(void *fn, void *site)
+{
+	kt_func_enter(fn, site, (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
+}
+
+KT_HOOK void __cyg_profile_func_exit(void *fn, void *site)
+{
+	kt_func_exit(fn, site, (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *),
+		     __builtin_return_address(0));
+}
+#endif

@@ -107,7 +107,7 @@ for mode in wait drop; do
 	"$DTRACE" -j 1 "$TMP"/sig/trace.* >"$TMP/sig.txt" 2>"$TMP/sig.err"
 	ok $? "signals mid-record ($mode): the file reads cleanly" "$(head -c 300 "$TMP/sig.err")"
 	read -r recs lost < <(awk '$4 == "meta:lost" { l += $5; next }
-		$4 == "func:entry" { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/sig.txt")
+		$4 == "func:entry" || $4 == "func:enter" { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/sig.txt")
 	want=$((main / 3 * 4 + handler / 4 * 5))
 	[ "$handler" -gt 100 ] && [ $((recs + lost)) -eq $want ]
 	ok $? "signals mid-record ($mode): $handler handler events; records + lost = all" \
@@ -119,8 +119,8 @@ done
 [ $? -eq 0 ] && "$DTRACE" --flat "$TMP"/run/trace.* | grep -q ' fib  calls.c:'
 ok $? "ktrace-run -o DIR: the program's calls in DIR"
 "$DTRACE" "$TMP"/run/trace.* >"$TMP/run.txt"
-grep -Eq ' func:entry +enter fib from fib$' "$TMP/run.txt" &&
-	grep -Eq ' func:exit +exit fib$' "$TMP/run.txt" && ! grep -q 'enter 0x' "$TMP/run.txt"
+grep -Eq ' func:enter +enter fib from fib sp [.0-9a-f]+$' "$TMP/run.txt" &&
+	grep -Eq ' func:leave +exit fib sp [.0-9a-f]+$' "$TMP/run.txt" && ! grep -q 'enter 0x' "$TMP/run.txt"
 ok $? "dtrace's listing names the functions called and calling" \
 	"$(grep -m3 func: "$TMP/run.txt")"
 expect_error "ktrace-run: no command" "no command given" "$KTRACE_RUN" -o "$TMP/run"
@@ -141,7 +141,7 @@ if cc -O2 -std=gnu11 -I"$ROOT/include/uapi" -shared -fPIC -o "$TMP/fakedev.so" \
 		"$KTRACE_RUN" -k sched -o "$TMP/k" "$UT/calls" >/dev/null 2>"$TMP/err.txt"
 	rc=$?
 	[ $rc -eq 0 ] && [ -f "$TMP/k/trace.cpu0" ] && [ -f "$TMP/k/trace.cpu1" ] &&
-		[ "$(count "$TMP/k" func:entry)" -gt 50 ] && [ "$(count "$TMP/k" sched:switch)" -gt 0 ]
+		[ "$(count "$TMP/k" func:enter)" -gt 50 ] && [ "$(count "$TMP/k" sched:switch)" -gt 0 ]
 	ok $? "ktrace-run -k: kernel and user files in DIR, merged by dtrace" \
 		"exit $rc: $(tail -n 5 "$TMP/err.txt")"
 else

@@ -97,6 +97,88 @@ KTRACE_USER_DROP=1 KTRACE_USER_BUF=1024 traced "$TMP/lossy" "$UT/sigstress" 0.3 
 tree lossy "$TMP/lossy" -j 1
 grep -q '/\* ! [0-9PT]* records lost here \*/' "$TMP/lossy.tree"
 ok $? "lost records are shown where they were lost"
+# notes have no function: the call graph must not look one up
+"$DTRACE" --callgraph "$TMP"/lossy/trace.* >"$TMP/lossy.dot" 2>"$TMP/lossy-cg.err" &&
+	grep -q '^digraph' "$TMP/lossy.dot"
+ok $? "--callgraph of a trace with lost records" "$(tail -n 5 "$TMP/lossy-cg.err")"
+
+# a name longer than a line's room, many times: where the output buffer
+# ends, it goes out whole, it does not kill dtrace ("line too long")
+long=$(printf 'f%.0s' $(seq 1 6000))
+printf 'void %s(void) { }\nint main(void) { for (int i = 0; i < 400; i++) %s(); return 0; }\n' \
+	"$long" "$long" >"$TMP/long.c"
+cc -O0 -g -finstrument-functions -o "$TMP/long" "$TMP/long.c"
+traced "$TMP/longt" "$TMP/long"
+for view in calltree flat callgraph; do
+	"$DTRACE" --$view "$TMP"/longt/trace.* >"$TMP/long.$view" 2>"$TMP/long.err"
+	# (DOT labels are cut to half a line)
+	[ $? -eq 0 ] && [ "$(grep -c "${long:0:1000}" "$TMP/long.$view")" -ge 1 ]
+	ok $? "--$view: a 6000-character function name" "$(tail -n 3 "$TMP/long.err")"
+done
+[ "$(grep -c "^ *[0-9.]* us |   $long();" "$TMP/long.calltree")" -eq 400 ]
+ok $? "--calltree: all 400 calls of it, whole"
+
+# ---- the stack pointer alone (no map file, no symbols): a hand-made stream ----
+# main calls jumper, which calls deep, deep (recursing); a longjmp back into
+# jumper, which calls leaf (a smaller frame: entered above deep's); main calls
+# f, which longjmps back, and f again from the same call site (same stack
+# pointer); g with h inlined into it (same stack pointer, same call site);
+# exit() from main.  Exits: bit 0 set, before the epilogue; clear, tail-called
+# with the function's CFA.  func:enter 0x03001000 + CONT|END 0x00c00000 (call
+# site, stack pointer), func:leave 0x04001000 (function, stack pointer).
+mkdir -p "$TMP/sp"
+python3 "$ROOT/tests/host/export-check.py" mkfile "$TMP/sp/trace.pid900.tid900" -1 900 900 sp <<'EOF'
+1000 0x03001000 900 0x401000 0
+1000 0x00c00000 900 0x7ff010 0x1000
+2000 0x03001000 900 0x401100 0
+2000 0x00c00000 900 0x401010 0xff0
+3000 0x03001000 900 0x401200 0
+3000 0x00c00000 900 0x401110 0xfd0
+4000 0x03001000 900 0x401200 0
+4000 0x00c00000 900 0x401210 0xfb0
+5000 0x03001000 900 0x401300 0
+5000 0x00c00000 900 0x401120 0xfe0
+6000 0x04001000 900 0x401300 0xff0
+7000 0x04001000 900 0x401100 0xff1
+8000 0x03001000 900 0x401400 0
+8000 0x00c00000 900 0x401020 0xfe0
+9000 0x03001000 900 0x401400 0
+9000 0x00c00000 900 0x401020 0xfe0
+10000 0x04001000 900 0x401400 0xfe1
+11000 0x03001000 900 0x401500 0
+11000 0x00c00000 900 0x401030 0xfe0
+12000 0x03001000 900 0x401600 0
+12000 0x00c00000 900 0x401030 0xfe0
+13000 0x04001000 900 0x401600 0xfe1
+14000 0x04001000 900 0x401500 0xff0
+EOF
+"$DTRACE" --flat "$TMP"/sp/trace.* >"$TMP/sp.flat" 2>/dev/null
+head -n 1 "$TMP/sp.flat" | grep -q '^# 7 functions, 9 calls in 1 threads; 4 repairs' &&
+	[ "$(awk '$4 == "0x401200" { print $1 }' "$TMP/sp.flat")" = 2 ] &&
+	[ "$(awk '$4 == "0x401400" { print $1 }' "$TMP/sp.flat")" = 2 ]
+ok $? "stack pointers alone: every call counted, the 4 frames without an exit repaired" \
+	"$(cat "$TMP/sp.flat")"
+"$DTRACE" --calltree "$TMP"/sp/trace.* 2>/dev/null | normalize | sed 's/^ *DURATION |/D |/; s/^  *|/  |/' >"$TMP/sp.tree"
+cat >"$TMP/sp.want" <<'EOF'
+# thread P1 (pid P1, sp)
+#      DURATION | FUNCTION
+  | 0x401000() {
+  |   0x401100() {
+  |     0x401200() {
+D |       0x401200(); /* ! no exit recorded: a caller returned first (longjmp?) */
+D |     } /* 0x401200 */ /* ! no exit recorded: a caller returned first (longjmp?) */
+D |     0x401300();
+D |   } /* 0x401100 */
+D |   0x401400(); /* ! no exit recorded: a caller returned first (longjmp?) */
+D |   0x401400();
+  |   0x401500() {
+D |     0x401600();
+D |   } /* 0x401500 */
+D | } /* 0x401000 */ /* ! still running when the trace ended */
+EOF
+diff -u "$TMP/sp.want" "$TMP/sp.tree" >"$TMP/sp.diff"
+ok $? "stack pointers alone: longjmp, a smaller frame, a sibling at the same place, inlining" \
+	"$(cat "$TMP/sp.diff")"
 
 # ---- kernel events of the thread, in its tree ----
 main=$(ls "$TMP"/calls/trace.pid*.tid* | head -n 1)

@@ -181,8 +181,11 @@ def perfetto(args):
                     cpu_slices.setdefault(track[1] - CPU_PID, []).append(
                         ("%.3f" % ts, e["args"]["tid"]))
                 else:
-                    calls.setdefault(track[1], {"B": 0, "E": 0, "repaired": 0, "noentry": 0})
+                    calls.setdefault(track[1], {"B": 0, "E": 0, "repaired": 0, "noentry": 0,
+                                                "pre": 0})
                     calls[track[1]]["B"] += 1
+                    if "repaired" in e.get("args", {}):
+                        calls[track[1]]["pre"] += 1
             elif not st:
                 bad.append("event %d: E without B on %s" % (i, track))
             else:
@@ -195,7 +198,8 @@ def perfetto(args):
             if e["name"] == "lost records":
                 lost += e["args"]["count"]
             elif e["name"] == "exit without entry":
-                calls.setdefault(track[1], {"B": 0, "E": 0, "repaired": 0, "noentry": 0})
+                calls.setdefault(track[1], {"B": 0, "E": 0, "repaired": 0, "noentry": 0,
+                                            "pre": 0})
                 calls[track[1]]["noentry"] += 1
             else:
                 instants.append(("%.3f" % ts, e["name"], e["args"]["text"]))
@@ -214,7 +218,7 @@ def perfetto(args):
         # slices: context switches of CPUs, calls of user threads
         want = [(t, nm, tx) for c, t, _tid, nm, tx in text
                 if nm != "meta:lost" and not (nm == "sched:switch" and c != "-") and
-                not (nm in ("func:entry", "func:exit") and c == "-")]
+                not (nm in ("func:entry", "func:exit", "func:enter", "func:leave") and c == "-")]
         if want != instants:
             for i, (w, g) in enumerate(zip(want + [None] * len(instants),
                                            instants + [None] * len(want))):
@@ -233,17 +237,21 @@ def perfetto(args):
         if want_lost != lost:
             bad.append("lost: dtrace %d, json %d" % (want_lost, lost))
         for tid, c in calls.items():
-            entries = sum(1 for cc, _t, t2, nm, _x in text if cc == "-" and t2 == tid and nm == "func:entry")
-            exits = sum(1 for cc, _t, t2, nm, _x in text if cc == "-" and t2 == tid and nm == "func:exit")
-            # every entry is a slice; every exit ends one or says why not
-            if c["B"] != entries or c["E"] - c["repaired"] + c["noentry"] != exits:
+            entries = sum(1 for cc, _t, t2, nm, _x in text
+                          if cc == "-" and t2 == tid and nm in ("func:entry", "func:enter"))
+            exits = sum(1 for cc, _t, t2, nm, _x in text
+                        if cc == "-" and t2 == tid and nm in ("func:exit", "func:leave"))
+            # every entry is a slice, and the slices entered before the
+            # trace; every exit ends one or says why not
+            if c["B"] - c["pre"] != entries or c["E"] - c["repaired"] + c["noentry"] != exits:
                 bad.append("tid %d: %s for %d entries, %d exits" % (tid, c, entries, exits))
     for k in sorted(count):
         print("%s=%d" % (k, count[k]))
     print("lost=%d" % lost)
     print("instants=%d" % len(instants))
     for tid, c in sorted(calls.items()):
-        print("calls_%d=%d,%d,%d,%d" % (tid, c["B"], c["E"], c["repaired"], c["noentry"]))
+        print("calls_%d=%d,%d,%d,%d,%d" % (tid, c["B"], c["E"], c["repaired"], c["noentry"],
+                                           c["pre"]))
     for k, v in sorted(names.items()):
         print("%s_%d_%d=%s" % (k + (v,)))
     for b in bad:

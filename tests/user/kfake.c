@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 	while (n < 3 && ktfile_next(r) > 0) {
 		const struct ktfile_event *ev = &r->ev;
 
-		if (ev->code != KTRACE_func_entry)
+		if (ev->code != KTRACE_func_entry && ev->code != KTRACE_func_enter)
 			continue;
 		recs[0] = (struct ktrace_record){ ev->tsc + 1, KTRACE_sched_switch, ev->tid,
 						  ev->tid, 0 };

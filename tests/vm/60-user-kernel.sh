@@ -59,13 +59,13 @@ for tid in $tids; do
 	function bad(why) { if (!err) err = "round " round ", state " st ": " why ": " $0 }
 	$3 != tid { next }
 	$4 == "user:before" && st == 0 { if ($6 != round) bad("wrong round"); st = 1; next }
-	$4 == "func:entry" && st == 1 { st = 2; next }
+	($4 == "func:entry" || $4 == "func:enter") && st == 1 { st = 2; next }
 	$4 == "syscall:entry" && st == 2 && $6 == 110 { st = 3; next }
 	$4 == "syscall:exit" && st == 3 && $6 == 110 {
 		if ($NF != ppid) bad("getppid returned " $NF ", not " ppid)
 		st = 4; next
 	}
-	$4 == "func:exit" && st == 4 { st = 5; next }
+	($4 == "func:exit" || $4 == "func:leave") && st == 4 { st = 5; next }
 	$4 == "user:after" && st == 5 { if ($6 != round) bad("wrong round"); round++; st = 0; next }
 	# the thread'"'"'s other system calls (start-up, printf) lie outside the rounds
 	$4 ~ /^syscall:/ && st == 0 { next }

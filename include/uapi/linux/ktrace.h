@@ -113,6 +113,8 @@ struct ktrace_record {
 #define KTRACE_user_mark	KTRACE_CODE(KTRACE_GRP_user, 1)
 #define KTRACE_func_entry	KTRACE_CODE(KTRACE_GRP_func, 1)
 #define KTRACE_func_exit	KTRACE_CODE(KTRACE_GRP_func, 2)
+#define KTRACE_func_enter	KTRACE_CODE(KTRACE_GRP_func, 3)
+#define KTRACE_func_leave	KTRACE_CODE(KTRACE_GRP_func, 4)
 
 /* Flags of KTRACE_fault_page. */
 #define KTRACE_FAULT_USER	(1U << 0)	/* fault in user mode */

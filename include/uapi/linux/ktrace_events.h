@@ -58,3 +58,5 @@ KTRACE_EVENT(timer,   expire,   1, "timer expired, flags %x, cpu %u, function %l
 KTRACE_EVENT(user,    mark,     0, "user mark %u %u")
 KTRACE_EVENT(func,    entry,    1, "enter %llx from %llx")
 KTRACE_EVENT(func,    exit,     0, "exit %llx")
+KTRACE_EVENT(func,    enter,    1, "enter fn_lo %x hi %x site_lo %x sp %x")
+KTRACE_EVENT(func,    leave,    0, "leave fn_lo %x sp %x")
