@@ -191,7 +191,7 @@ for drop in 0 1; do
 	handler=$(echo "$out" | awk '/^handler/ { print $2 }')
 	"$DTRACE" -j 1 "$TMP"/rsig/trace.* >"$TMP/rsig.txt" 2>"$TMP/rsig.err"
 	read -r recs lost < <(awk '$4 == "meta:lost" { l += $5; next }
-		$4 == "func:entry" { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/rsig.txt")
+		$4 == "func:entry" || $4 == "func:enter" { r += 2; next } { r++ } END { print r + 0, l + 0 }' "$TMP/rsig.txt")
 	want=$((main / 3 * 4 + handler / 4 * 5))
 	[ ! -s "$TMP/rsig.err" ] && [ "$handler" -gt 100 ] && [ $((recs + lost)) -eq $want ]
 	ok $? "ktrace-run, signals mid-record (drop=$drop): files read cleanly, records + lost = all" \
