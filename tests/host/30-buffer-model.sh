@@ -9,19 +9,9 @@
 #   wakeup4   record (item 3: the store-buffer pattern), watermark 1 and 4.
 . "$(dirname "$0")/dtrace-common.sh"
 
+. tests/host/kshim.sh
 shim=$TMP/kshim
-for h in linux/cpu.h linux/cpuhotplug.h linux/irq_work.h linux/log2.h \
-	linux/mm.h linux/moduleparam.h linux/percpu.h linux/rcupdate.h \
-	linux/sched.h linux/sched/signal.h linux/slab.h linux/uaccess.h \
-	linux/cache.h linux/mutex.h linux/wait.h linux/compiler.h \
-	linux/jump_label.h linux/kernel.h linux/types.h linux/ioctl.h \
-	asm/tsc.h asm/local.h; do
-	mkdir -p "$(dirname "$shim/$h")"
-	echo "#include \"$ROOT/tests/host/kshim.h\"" >"$shim/$h"
-done
-mkdir -p "$shim/uapi/linux"
-ln -s "$ROOT/include/uapi/linux/ktrace.h" "$shim/uapi/linux/ktrace.h"
-ln -s "$ROOT/include/linux/ktrace.h" "$shim/linux/ktrace.h"
+make_kshim "$shim"
 
 model=$TMP/buffer-model
 if ! ${CC:-cc} -O1 -g -w -I"$shim" -o "$model" tests/host/buffer-model.c \

@@ -9,8 +9,9 @@
  * writer.  Plain accesses go straight to memory (stronger than TSO; buffer.c
  * only uses them for data the reader reads after an acquire).
  *
- * tests/host/30-buffer-model.sh makes every <linux/...> and <asm/...> header
+ * tests/host/kshim.sh makes every <linux/...> and <asm/...> header
  * buffer.c includes (but <linux/ktrace.h>) a one-line file including this.
+ * With KSHIM_NO_KTRACE, <linux/ktrace.h> is that of a kernel without ktrace.
  */
 #ifndef KSHIM_H
 #define KSHIM_H
@@ -21,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef KSHIM_NO_KTRACE
 #define CONFIG_KTRACE	1
+#endif
 #define CONFIG_SMP	1
 #define KSHIM_NR_CPUS	2
 
@@ -41,6 +44,7 @@ typedef unsigned int gfp_t;
 #define __init
 #define notrace
 #define __read_mostly
+#undef __always_inline
 #define __always_inline		inline __attribute__((always_inline))
 #define ____cacheline_aligned_in_smp __attribute__((aligned(64)))
 #define likely(x)		__builtin_expect(!!(x), 1)
