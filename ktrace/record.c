@@ -3,12 +3,14 @@
  * record: copy the kernel's per-CPU buffers into trace files.
  *
  * Every recorded CPU has its own /dev/ktrace file, attached to that CPU, and
- * its own trace file.  ktrace sleeps in ppoll() until some CPU's buffer is
- * a quarter full (the kernel's wakeup watermark, KTRACE_IOC_SET_WAKEUP) or
- * -w ms have passed, then drains every CPU with non-blocking reads of whole
- * records, appending them to the files.  The watermark is what keeps
- * ktrace from tracing itself: with sched tracing on, its own wakeup writes
- * records, and waking on every record would keep it busy.
+ * its own trace file.  ktrace pauses -w ms, then sleeps in ppoll() until
+ * some CPU's buffer is a quarter full (the kernel's wakeup watermark,
+ * KTRACE_IOC_SET_WAKEUP) or -w ms more have passed, then drains every CPU
+ * with non-blocking reads of whole records, appending them to the files.
+ * Both keep ktrace from tracing itself: with sched or syscall tracing on,
+ * its own wakeup and reads write records.  The watermark alone is not
+ * enough: one drain of many CPUs writes more records than a quarter of a
+ * small buffer.
  *
  * Stopping (signal, end of -d, end of the command): the mask is put back if
  * ktrace set it, then everything left in the buffers is drained, so the
@@ -221,18 +223,26 @@ static void drain_all(struct recorder *r)
 	check_lost(r);
 }
 
-/* Sleep until a CPU's buffer is a quarter full or -w ms have passed. */
+/*
+ * Pause -w ms, then sleep until a CPU's buffer is a quarter full, or for -w
+ * ms more; a signal cuts it short.
+ */
 static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
 			     double deadline)
 {
-	double timeout = r->o->wait_ms / 1000.0;
+	double pause = r->o->wait_ms / 1000.0;
 	struct timespec ts;
 
-	if (deadline && deadline - now() < timeout)
-		timeout = deadline - now();
-	ts = to_timespec(timeout);
+	if (deadline && deadline - now() < pause)
+		pause = deadline - now();
+	ts = to_timespec(pause);
+	if (ppoll(NULL, 0, &ts, sleep_mask) < 0 || stop_sig || child_changed)
+		return;
 	for (unsigned int i = 0; i < r->nr; i++)
 		r->pfds[i] = (struct pollfd){ .fd = r->cpus[i].fd, .events = POLLIN };
+	if (deadline && deadline - now() < pause)
+		pause = deadline - now();
+	ts = to_timespec(pause);
 	ppoll(r->pfds, r->nr, &ts, sleep_mask);
 }
 
