@@ -234,7 +234,7 @@ struct ktrace_wakeup {
 	__u32 reserved;
 };
 
-#define KTRACE_IOC_MAGIC	0xb7
+#define KTRACE_IOC_MAGIC	0xbb	/* Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define KTRACE_IOC_INFO		_IOR(KTRACE_IOC_MAGIC, 0, struct ktrace_info)
 #define KTRACE_IOC_SET_MASK	_IOW(KTRACE_IOC_MAGIC, 1, struct ktrace_mask)
 #define KTRACE_IOC_CPU_STATS	_IOWR(KTRACE_IOC_MAGIC, 2, struct ktrace_cpu_stats)
