@@ -119,7 +119,8 @@ int main(void)
 	}
 	put(FI "space", "0");
 	put(FI "probability", "0");
-	ok(failed > 1, "%d resizes failed, the first %d allocations allowed", failed, 3 * failed);
+	ok(failed > 1, "%d resizes failed, with budgets 0 to %d allocations", failed,
+	   3 * (failed - 1));
 	ok(succeeded, "then one succeeded");
 	ok(!bad, "after each failure every CPU kept its buffer, size and records");
 	ok(kt_resize(fd, LARGE) == 0, "default buffer size restored");
