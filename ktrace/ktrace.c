@@ -39,7 +39,7 @@ static const struct ktrace_option {
 	  "record these CPUs into BASE.cpuN: N, ranges and\n"
 	  "lists (0-3,6) or all; repeatable" },
 	{ "wait",     required_argument, 'w', "MS",
-	  "drain the buffers every MS ms (default 100)" },
+	  "pause MS ms between drains (default 100)" },
 	{ "output",   required_argument, 'o', "BASE",
 	  "trace file base name (default trace)" },
 	{ "list",     no_argument,       'l', NULL,

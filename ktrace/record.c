@@ -4,10 +4,13 @@
  *
  * Every recorded CPU has its own /dev/ktrace file, attached to that CPU, and
  * its own trace file.  ktrace pauses -w ms, then sleeps in ppoll() until
- * some CPU has records, then drains every CPU with non-blocking reads of
- * whole records, appending them to the files.  The pause comes first on
- * purpose: with sched tracing on, ktrace's own wakeup writes records, so
- * waking on every record would keep it busy tracing itself.
+ * some CPU's buffer is a quarter full (the kernel's wakeup watermark,
+ * KTRACE_IOC_SET_WAKEUP) or -w ms more have passed, then drains every CPU
+ * with non-blocking reads of whole records, appending them to the files.
+ * Both keep ktrace from tracing itself: with sched or syscall tracing on,
+ * its own wakeup and reads write records.  The watermark alone is not
+ * enough: one drain of many CPUs writes more records than a quarter of a
+ * small buffer.
  *
  * Stopping (signal, end of -d, end of the command): the mask is put back if
  * ktrace set it, then everything left in the buffers is drained, so the
@@ -107,6 +110,7 @@ static struct timespec to_timespec(double s)
 static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 {
 	struct ktrace_attach at = { .cpu = c->cpu };
+	struct ktrace_wakeup wake = { 0 };
 	struct ktrace_cpu_stats st;
 
 	c->fd = dev_open(r->o->dev);
@@ -120,8 +124,13 @@ static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 			die("cpu %u: has no buffer (never online)", c->cpu);
 		die("cpu %u: attaching a reader: %s", c->cpu, strerror(errno));
 	}
-	if (dev_cpu_stats(r->ctl, c->cpu, &st) == 0)
-		c->lost_start = c->lost = st.lost;
+	if (dev_cpu_stats(r->ctl, c->cpu, &st) < 0)
+		die("cpu %u: KTRACE_IOC_CPU_STATS: %s", c->cpu, strerror(errno));
+	c->lost_start = c->lost = st.lost;
+	wake.records = st.buf_records / 4;
+	if (ioctl(c->fd, KTRACE_IOC_SET_WAKEUP, &wake) < 0)
+		die("cpu %u: KTRACE_IOC_SET_WAKEUP %u: %s", c->cpu, wake.records,
+		    strerror(errno));
 }
 
 /* All files are created before tracing starts: a bad -o fails early. */
@@ -214,7 +223,10 @@ static void drain_all(struct recorder *r)
 	check_lost(r);
 }
 
-/* Pause -w ms, then sleep until a CPU has records; a signal cuts it short. */
+/*
+ * Pause -w ms, then sleep until a CPU's buffer is a quarter full, or for -w
+ * ms more; a signal cuts it short.
+ */
 static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
 			     double deadline)
 {
@@ -228,12 +240,10 @@ static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
 		return;
 	for (unsigned int i = 0; i < r->nr; i++)
 		r->pfds[i] = (struct pollfd){ .fd = r->cpus[i].fd, .events = POLLIN };
-	if (deadline) {
-		if (deadline <= now())
-			return;
-		ts = to_timespec(deadline - now());
-	}
-	ppoll(r->pfds, r->nr, deadline ? &ts : NULL, sleep_mask);
+	if (deadline && deadline - now() < pause)
+		pause = deadline - now();
+	ts = to_timespec(pause);
+	ppoll(r->pfds, r->nr, &ts, sleep_mask);
 }
 
 static void set_rt_priority(void)

@@ -12,11 +12,20 @@ cd "$(dirname "$0")/.."
 out=build/demo
 msg() { echo "ktrace demo: $*"; }
 die() { echo "ktrace demo: $*" >&2; exit 1; }
+# Any other failure says which command failed, and where to look.
+log_hint="the messages above"
+trap 'die "failed (exit $?): $BASH_COMMAND (scripts/demo.sh line $LINENO); see $log_hint"' ERR
+
+case $(pwd) in
+*[[:space:]]*) die "$(pwd): the checkout's path has white space, which the VM's initramfs list cannot carry; clone it to a path without" ;;
+esac
 
 scripts/deps.sh
 msg "building the tools"
 make -s tools
+log_hint="build/kernel-vm/build.log"
 make -s kernel KCONFIG=vm
+log_hint="the messages above"
 make -s initramfs >/dev/null
 
 mkdir -p "$out"
@@ -32,12 +41,15 @@ cp demo/run.sh demo/workload.sh "$out/demo-app" "$vmdir/"
 scripts/mkextra-initramfs.sh "$out/initramfs.cpio" "${vmdir#/}" "$vmdir"/*
 
 msg "booting the patched kernel (QEMU, 4 vCPUs, software emulation) and tracing the workload"
+log_hint="$out/console.log"
 start=$SECONDS
 scripts/vmboot.sh vm "$out/initramfs.cpio" "$vmdir/run.sh" "$out/console.log" ||
 	die "the VM did not finish; see $out/console.log"
 msg "VM done in $((SECONDS - start))s; the workload's output:"
 sed -n '/^demo: ktrace/,/^demo: workload exited/p' "$out/console.log" | tr -d '\r' |
-	grep -v '^ktrace: ' | sed 's/^/    /'
+	sed '/^ktrace: /d; s/^/    /'
+grep -q '^demo: workload exited with 0' "$out/console.log" ||
+	msg "warning: the workload or ktrace did not exit 0 in the VM; see $out/console.log"
 
 rm -rf "$out/trace"
 mkdir -p "$out/trace"

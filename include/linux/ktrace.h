@@ -63,12 +63,20 @@ do {									\
 	}								\
 } while (0)
 
+/* @val64 too is evaluated only while the event is traced. */
 #define TRACE64(event, arg1, arg2, val64)				\
 do {									\
-	const u64 __kt_val64 = (val64);					\
+	const u32 __kt_event = (event);					\
 									\
-	TRACE_ARGS(event, (u32)(arg1), (u32)(arg2),			\
-		   lower_32_bits(__kt_val64), upper_32_bits(__kt_val64)); \
+	if (ktrace_on(__kt_event)) {					\
+		const u64 __kt_val64 = (val64);				\
+		const u32 __kt_args[] = { (u32)(arg1), (u32)(arg2),	\
+					  lower_32_bits(__kt_val64),	\
+					  upper_32_bits(__kt_val64) };	\
+									\
+		ktrace_write_args(__kt_event, __kt_args,		\
+				  ARRAY_SIZE(__kt_args));		\
+	}								\
 } while (0)
 
 #else /* !CONFIG_KTRACE */
@@ -77,11 +85,23 @@ do {									\
 #define TRACE(event, arg1, arg2)					\
 do {									\
 	if (0)								\
-		((void)(event), (void)(arg1), (void)(arg2));		\
+		((void)(u32)(event), (void)(u32)(arg1), (void)(u32)(arg2)); \
 } while (0)
-#define TRACE_ARGS(event, ...)		TRACE(event, 0, 0)
+#define TRACE_ARGS(event, ...)						\
+do {									\
+	if (0) {							\
+		const u32 __kt_args[] = { __VA_ARGS__ };		\
+									\
+		(void)(u32)(event);					\
+		(void)__kt_args;					\
+	}								\
+} while (0)
 #define TRACE64(event, arg1, arg2, val64)				\
-	TRACE(event, (arg1), (arg2) + (val64))
+do {									\
+	if (0)								\
+		((void)(u32)(event), (void)(u32)(arg1), (void)(u32)(arg2), \
+		 (void)(u64)(val64));					\
+} while (0)
 
 #endif /* CONFIG_KTRACE */
 

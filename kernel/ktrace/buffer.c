@@ -31,7 +31,17 @@
  * A full ring drops the newest event: the writer counts it in @lost and in
  * @lost_pending.  The next writer that finds room takes @lost_pending and
  * writes a KTRACE_META_LOST record, carrying the count, in front of its own
- * event, so the reader learns exactly how many records were lost and where.
+ * event, so the reader learns exactly how many records were lost.  The
+ * marker's place is exact when writers do not nest: a context that
+ * interrupts a writer after it took @lost_pending and before it reserved
+ * puts its own events in front of the marker.
+ *
+ * Wakeups: a reader sleeps until the last record of its wakeup window is
+ * published: the window ends at the first multiple of the watermark
+ * (@wakeup_mask + 1 records, a power of two) above @tail.  Only the writer
+ * whose reservation holds that record (its range crosses a multiple of the
+ * watermark) looks for a sleeping reader, so a reader tracing its own
+ * wakeups is woken once per watermark, not once per record.
  *
  * Nothing here sleeps, allocates, takes a lock or wakes a task directly: a
  * waiting reader is woken through irq_work.
@@ -43,10 +53,13 @@
 #include <linux/ktrace.h>
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/vmalloc.h>
 #include <asm/tsc.h>
 
 #include "internal.h"
@@ -75,7 +88,7 @@ static unsigned int ktrace_boot_mask;
 module_param_named(mask, ktrace_boot_mask, uint, 0444);
 MODULE_PARM_DESC(mask, "group mask to start tracing with at boot");
 
-static DEFINE_PER_CPU(struct ktrace_buf, ktrace_bufs);
+static DEFINE_PER_CPU_SHARED_ALIGNED(struct ktrace_buf, ktrace_bufs);
 
 /* --- fast path ----------------------------------------------------------- */
 
@@ -104,6 +117,8 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	nr = 1 + (nr_args > 2 ? DIV_ROUND_UP(nr_args - 2, 2) : 0);
 
 	preempt_disable_notrace();
+	/* A site where RCU is not watching breaks ktrace_resize()'s grace period. */
+	RCU_LOCKDEP_WARN(!rcu_is_watching(), "ktrace: TRACE() where RCU is not watching");
 	/*
 	 * Checked again with preemption off: ktrace_resize() clears the mask,
 	 * then waits for a grace period before it frees any buffer.
@@ -112,21 +127,28 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 		goto out;
 
 	buf = this_cpu_ptr(&ktrace_bufs);
-	/* Pairs with smp_store_release() in ktrace_buf_alloc(). */
+	/* Pairs with smp_store_release() in ktrace_buf_install(). */
 	recs = smp_load_acquire(&buf->recs);
 	if (unlikely(!recs)) {
 		local_add(nr, &buf->lost);
 		goto out;
 	}
 
-	lost = local_xchg(&buf->lost_pending, 0);
+	/* A plain read first: local_xchg() is a locked instruction on x86. */
+	lost = local_read(&buf->lost_pending);
+	if (unlikely(lost))
+		lost = local_xchg(&buf->lost_pending, 0);
 	need = nr + (lost ? 1 : 0);
 	do {
-		head = local_read(&buf->head);
-		/* Slots before @tail are free: pairs with smp_store_release() in
-		 * ktrace_buf_read().
+		/*
+		 * @tail before @head: the reader never moves @tail past @head
+		 * and @head only grows, so head - tail cannot wrap, even when
+		 * an interrupt here reserves records that a reader on another
+		 * CPU reads before we load @head.  Slots before @tail are
+		 * free: pairs with smp_store_release() in ktrace_buf_read().
 		 */
 		tail = smp_load_acquire(&buf->tail);
+		head = local_read(&buf->head);
 		if (unlikely(head - tail + need > buf->size)) {
 			local_add(lost + nr, &buf->lost_pending);
 			local_add(nr, &buf->lost);
@@ -155,14 +177,23 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	local_add(nr, &buf->written);
 
 	/*
-	 * No barrier between the publish above and this check: a reader that
-	 * goes to sleep just now misses this record's wakeup and is woken by
-	 * the next one, or by its read() timeout.  Pairs with the smp_mb() in
-	 * ktrace_reader_wait_prepare().
+	 * Only the writer of the last record of a wakeup window (its range
+	 * crosses a multiple of the watermark) looks for a sleeping reader.
+	 * The reader stores @reader_waiting, then loads that record's event
+	 * code; we store the event code, then load @reader_waiting: without a
+	 * full barrier on both sides each could miss the other's store and the
+	 * reader would sleep on a published record.
 	 */
-	if (unlikely(READ_ONCE(buf->reader_waiting))) {
-		WRITE_ONCE(buf->reader_waiting, false);
-		irq_work_queue(&buf->wakeup_work);
+	if (unlikely((head ^ (head + need)) & ~READ_ONCE(buf->wakeup_mask))) {
+		/* Pairs with the smp_mb() in ktrace_buf_wait_ready(). */
+		smp_mb();
+		/*
+		 * Cleared with cmpxchg(), not a plain store, which could land
+		 * after the reader's next "I am waiting" and hide it.
+		 */
+		if (READ_ONCE(buf->reader_waiting) &&
+		    cmpxchg(&buf->reader_waiting, 1, 0))
+			irq_work_queue(&buf->wakeup_work);
 	}
 out:
 	preempt_enable_notrace();
@@ -212,10 +243,32 @@ bool ktrace_buf_empty(struct ktrace_buf *buf)
 }
 
 /**
+ * ktrace_buf_wait_ready - say the reader is about to sleep, then look again
+ * @buf: a buffer this reader is attached to
+ *
+ * Return: true if the last record of the reader's wakeup window is
+ * published (the reader must not sleep), false if the writer of that record
+ * will wake the reader.
+ */
+bool ktrace_buf_wait_ready(struct ktrace_buf *buf)
+{
+	unsigned long last = buf->tail | READ_ONCE(buf->wakeup_mask);
+
+	WRITE_ONCE(buf->reader_waiting, 1);
+	/* Pairs with the smp_mb() in ktrace_reserve_write(). */
+	smp_mb();
+	/* Pairs with smp_store_release() in ktrace_commit(). */
+	if (!smp_load_acquire(&buf->recs[last & (buf->size - 1)].event))
+		return false;
+	WRITE_ONCE(buf->reader_waiting, 0);
+	return true;
+}
+
+/**
  * ktrace_buf_read - copy published records out and free their slots
  * @buf: a buffer this reader is attached to
  * @ubuf: user memory for @nr_max records
- * @nr_max: most records to copy
+ * @nr_max: most records to copy, cut to KTRACE_READ_MAX
  *
  * Return: records copied, 0 if none is published yet, or -EFAULT.
  */
@@ -223,13 +276,17 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 			size_t nr_max)
 {
 	unsigned long tail = buf->tail, mask = buf->size - 1;
-	unsigned long nr, first, i;
+	unsigned long nr, first, i, meta = 0;
+	u32 event;
 
-	nr_max = min_t(size_t, nr_max, buf->size);
+	nr_max = min3(nr_max, (size_t)buf->size, (size_t)KTRACE_READ_MAX);
 	for (nr = 0; nr < nr_max; nr++) {
 		/* Pairs with smp_store_release() in ktrace_commit(). */
-		if (!smp_load_acquire(&buf->recs[(tail + nr) & mask].event))
+		event = smp_load_acquire(&buf->recs[(tail + nr) & mask].event);
+		if (!event)
 			break;
+		if (event == KTRACE_META_LOST)
+			meta++;
 	}
 	if (!nr)
 		return 0;
@@ -244,7 +301,8 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 
 	for (i = 0; i < nr; i++)
 		WRITE_ONCE(buf->recs[(tail + i) & mask].event, 0);
-	buf->read += nr;
+	/* Like @written, @read counts event records, not lost markers. */
+	WRITE_ONCE(buf->read, buf->read + nr - meta);
 	/* Hand the slots back: pairs with smp_load_acquire() in ktrace_reserve_write(). */
 	smp_store_release(&buf->tail, tail + nr);
 	return nr;
@@ -259,16 +317,23 @@ static void ktrace_wakeup(struct irq_work *work)
 	wake_up_interruptible(&buf->wait);
 }
 
-static int ktrace_buf_alloc(struct ktrace_buf *buf, unsigned int records)
+static struct ktrace_record *
+ktrace_recs_alloc(unsigned int records, unsigned int cpu)
 {
-	struct ktrace_record *recs;
+	return kvzalloc_node(array_size(records, sizeof(struct ktrace_record)),
+			     GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN,
+			     cpu_to_node(cpu));
+}
 
-	recs = vzalloc(array_size(records, sizeof(*recs)));
-	if (!recs)
-		return -ENOMEM;
+/* Give @buf the empty ring @recs; returns the ring it had, for kvfree(). */
+static struct ktrace_record *
+ktrace_buf_install(struct ktrace_buf *buf, struct ktrace_record *recs,
+		   unsigned int records)
+{
+	struct ktrace_record *old = buf->recs;
 
-	vfree(buf->recs);
 	buf->size = records;
+	buf->wakeup_mask = records - 1;
 	local_set(&buf->head, 0);
 	local_set(&buf->lost_pending, 0);
 	local_set(&buf->written, 0);
@@ -279,17 +344,21 @@ static int ktrace_buf_alloc(struct ktrace_buf *buf, unsigned int records)
 	 * ktrace_reserve_write().
 	 */
 	smp_store_release(&buf->recs, recs);
-	return 0;
+	return old;
 }
 
 /* CPU hotplug: a CPU gets its buffer before it first runs; it keeps it when it goes. */
 static int ktrace_cpu_prepare(unsigned int cpu)
 {
 	struct ktrace_buf *buf = per_cpu_ptr(&ktrace_bufs, cpu);
+	struct ktrace_record *recs;
 
 	if (buf->recs)
 		return 0;
-	if (ktrace_buf_alloc(buf, ktrace_buf_records))
+	recs = ktrace_recs_alloc(ktrace_buf_records, cpu);
+	if (recs)
+		ktrace_buf_install(buf, recs, ktrace_buf_records);
+	else
 		pr_warn("ktrace: no buffer for cpu %u, its events are counted as lost\n",
 			cpu);
 	return 0;
@@ -323,16 +392,40 @@ int ktrace_set_mask(u32 mask)
 }
 
 /**
+ * ktrace_set_wakeup - set the wakeup watermark of an attached buffer
+ * @buf: the buffer, its reader attached, under ktrace_mutex
+ * @records: the watermark, a power of two, 1 to half the buffer
+ *
+ * A writer that still uses the old, larger watermark could skip the wakeup
+ * that the reader expects from the new one; the grace period waits for
+ * every writer that may have loaded it (writers run with preemption off).
+ */
+void ktrace_set_wakeup(struct ktrace_buf *buf, unsigned long records)
+{
+	lockdep_assert_held(&ktrace_mutex);
+	if (records - 1 == buf->wakeup_mask)
+		return;
+	WRITE_ONCE(buf->wakeup_mask, records - 1);
+	synchronize_rcu();
+}
+
+/**
  * ktrace_resize - give every CPU a new, empty buffer
  * @records: size in records, KTRACE_BUF_MIN to KTRACE_BUF_MAX, rounded up
  *           to a power of two
  *
+ * Every new buffer is allocated before any old one is replaced, so a
+ * failure leaves all buffers, and the records in them, as they were.
+ *
  * Return: 0, -EINVAL for a bad size, -EBUSY while tracing is on or a reader
- * is attached, or -ENOMEM (the old buffers are then kept as they were).
+ * is attached, -ENOMEM when the buffers would not fit in the memory
+ * available or an allocation fails, -EINTR on a fatal signal.
  */
 int ktrace_resize(unsigned int records)
 {
+	struct ktrace_record **new;
 	struct ktrace_buf *buf;
+	unsigned long pages;
 	unsigned int cpu;
 	int ret = 0;
 
@@ -340,32 +433,60 @@ int ktrace_resize(unsigned int records)
 		return -EINVAL;
 	records = roundup_pow_of_two(records);
 
+	new = kcalloc(nr_cpu_ids, sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return -ENOMEM;
+
 	cpus_read_lock();
 	mutex_lock(&ktrace_mutex);
 	if (ktrace_group_mask) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	pages = 0;
 	for_each_possible_cpu(cpu) {
-		if (atomic_read(&per_cpu_ptr(&ktrace_bufs, cpu)->reader)) {
+		buf = per_cpu_ptr(&ktrace_bufs, cpu);
+		if (atomic_read(&buf->reader)) {
 			ret = -EBUSY;
+			goto out_unlock;
+		}
+		if (buf->recs || cpu_online(cpu))
+			pages += DIV_ROUND_UP(array_size(records, sizeof(**new)),
+					      PAGE_SIZE);
+	}
+	/* Like ftrace: never take the memory the rest of the system needs. */
+	if (pages > (unsigned long)si_mem_available()) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	for_each_possible_cpu(cpu) {
+		buf = per_cpu_ptr(&ktrace_bufs, cpu);
+		if (!buf->recs && !cpu_online(cpu))
+			continue;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out_unlock;
+		}
+		new[cpu] = ktrace_recs_alloc(records, cpu);
+		if (!new[cpu]) {
+			ret = -ENOMEM;
 			goto out_unlock;
 		}
 	}
 	/* Writers that saw the old mask are done after this. */
 	synchronize_rcu();
-	for_each_possible_cpu(cpu) {
-		buf = per_cpu_ptr(&ktrace_bufs, cpu);
-		if (!buf->recs && !cpu_online(cpu))
-			continue;
-		ret = ktrace_buf_alloc(buf, records);
-		if (ret)
-			goto out_unlock;
-	}
+	for_each_possible_cpu(cpu)
+		if (new[cpu])
+			new[cpu] = ktrace_buf_install(per_cpu_ptr(&ktrace_bufs, cpu),
+						      new[cpu], records);
 	ktrace_buf_records = records;
 out_unlock:
 	mutex_unlock(&ktrace_mutex);
 	cpus_read_unlock();
+	/* The old buffers after a swap, the new ones after a failure. */
+	for_each_possible_cpu(cpu)
+		kvfree(new[cpu]);
+	kfree(new);
 	return ret;
 }
 

@@ -6,14 +6,23 @@
  * buffers and attach an open file to one CPU's buffer; read() then returns
  * that CPU's records, whole records only, and poll() waits for them.
  * write() lets user space add events of group "user" to the current CPU's
- * stream, stamped by the kernel.  Every operation needs CAP_SYS_ADMIN.
+ * stream, stamped by the kernel.
+ *
+ * Permissions are checked once, at open(), as for a perf event: the file
+ * keeps what its opener could do, so it can be passed on.  Opening needs
+ * CAP_PERFMON (or CAP_SYS_ADMIN) and is refused under
+ * lockdown=confidentiality, since records hold kernel addresses (timer
+ * functions, NMI instruction pointers); changing the group mask or the
+ * buffer size needs CAP_SYS_ADMIN at open().
  */
 
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
+#include <linux/log2.h>
 #include <linux/miscdevice.h>
 #include <linux/poll.h>
+#include <linux/security.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -23,9 +32,6 @@
 
 /* Records one write() may carry: several events with their continuations. */
 #define KTRACE_WRITE_MAX	64
-
-/* How long a blocking read() sleeps before it looks again (see buffer.c). */
-#define KTRACE_READ_RECHECK	(HZ / 10)
 
 /*
  * struct ktrace_reader - an open /dev/ktrace
@@ -37,23 +43,10 @@
 struct ktrace_reader {
 	struct ktrace_buf	*buf;
 	struct mutex		lock;		/* serializes read() */
+	bool			admin;		/* opener had CAP_SYS_ADMIN */
 };
 
-static int ktrace_check_cap(void)
-{
-	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
-}
-
 /* --- read side ----------------------------------------------------------- */
-
-/* Say we are about to sleep, then look once more for records. */
-static bool ktrace_reader_wait_prepare(struct ktrace_buf *buf)
-{
-	WRITE_ONCE(buf->reader_waiting, true);
-	/* Pairs with READ_ONCE(buf->reader_waiting) in ktrace_reserve_write(). */
-	smp_mb();
-	return ktrace_buf_empty(buf);
-}
 
 static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
@@ -61,11 +54,7 @@ static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
 	struct ktrace_reader *reader = file->private_data;
 	struct ktrace_buf *buf = reader->buf;
 	ssize_t nr;
-	int ret;
 
-	ret = ktrace_check_cap();
-	if (ret)
-		return ret;
 	if (!buf || count < sizeof(struct ktrace_record))
 		return -EINVAL;
 
@@ -79,10 +68,14 @@ static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
 			nr = -EAGAIN;
 			break;
 		}
-		if (ktrace_reader_wait_prepare(buf) &&
-		    wait_event_interruptible_timeout(buf->wait,
-						     !ktrace_buf_empty(buf),
-						     KTRACE_READ_RECHECK) < 0) {
+		/*
+		 * The window's last record is published but an earlier one is
+		 * not: its writer, interrupted on its CPU, finishes soon.
+		 */
+		if (ktrace_buf_wait_ready(buf)) {
+			schedule_timeout_interruptible(1);
+		} else if (wait_event_interruptible(buf->wait,
+						    ktrace_buf_wait_ready(buf))) {
 			nr = -ERESTARTSYS;
 			break;
 		}
@@ -100,10 +93,10 @@ static __poll_t ktrace_poll(struct file *file, poll_table *wait)
 	struct ktrace_reader *reader = file->private_data;
 	struct ktrace_buf *buf = reader->buf;
 
-	if (!buf || ktrace_check_cap())
+	if (!buf)
 		return EPOLLERR;
 	poll_wait(file, &buf->wait, wait);
-	return ktrace_reader_wait_prepare(buf) ? 0 : EPOLLIN | EPOLLRDNORM;
+	return ktrace_buf_wait_ready(buf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /* --- write side: user events --------------------------------------------- */
@@ -146,9 +139,6 @@ static ssize_t ktrace_write_user(struct file *file, const char __user *ubuf,
 	unsigned int nr, i, j;
 	int len, ret;
 
-	ret = ktrace_check_cap();
-	if (ret)
-		return ret;
 	if (!count || count % sizeof(*recs) ||
 	    count > KTRACE_WRITE_MAX * sizeof(*recs))
 		return -EINVAL;
@@ -217,7 +207,7 @@ static long ktrace_ioc_cpu_stats(void __user *uarg)
 
 	if (copy_from_user(&stats, uarg, sizeof(stats)))
 		return -EFAULT;
-	if (stats.pad || stats.reserved[0] || stats.reserved[1])
+	if (stats.flags || stats.pad || stats.reserved[0] || stats.reserved[1])
 		return -EINVAL;
 	cpu = stats.cpu;
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
@@ -231,12 +221,11 @@ static long ktrace_ioc_cpu_stats(void __user *uarg)
 		stats.flags |= KTRACE_CPU_ONLINE;
 	if (atomic_read(&buf->reader))
 		stats.flags |= KTRACE_CPU_READER;
-	if (buf->recs) {
-		stats.written = local_read(&buf->written);
-		stats.lost = local_read(&buf->lost);
-		stats.read = READ_ONCE(buf->read);
-		stats.buf_records = buf->size;
-	}
+	/* A CPU without a buffer still counts what it lost. */
+	stats.written = local_read(&buf->written);
+	stats.lost = local_read(&buf->lost);
+	stats.read = READ_ONCE(buf->read);
+	stats.buf_records = buf->recs ? buf->size : 0;
 	mutex_unlock(&ktrace_mutex);
 	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
 }
@@ -278,35 +267,51 @@ static long ktrace_ioc_attach_cpu(struct ktrace_reader *reader,
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	ktrace_set_wakeup(buf, 1);
 	WRITE_ONCE(reader->buf, buf);
 out_unlock:
 	mutex_unlock(&ktrace_mutex);
 	return ret;
 }
 
+static long ktrace_ioc_set_wakeup(struct ktrace_reader *reader,
+				  void __user *uarg)
+{
+	struct ktrace_buf *buf = READ_ONCE(reader->buf);
+	struct ktrace_wakeup arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	/* The buffer cannot be resized while we are attached to it. */
+	if (arg.reserved || !buf || !arg.records ||
+	    arg.records > buf->size / 2)
+		return -EINVAL;
+	mutex_lock(&ktrace_mutex);
+	ktrace_set_wakeup(buf, roundup_pow_of_two(arg.records));
+	mutex_unlock(&ktrace_mutex);
+	return 0;
+}
+
 static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct ktrace_reader *reader = file->private_data;
 	void __user *uarg = (void __user *)arg;
-	int ret;
-
-	ret = ktrace_check_cap();
-	if (ret)
-		return ret;
 
 	switch (cmd) {
 	case KTRACE_IOC_INFO:
 		return ktrace_ioc_info(uarg);
 	case KTRACE_IOC_SET_MASK:
-		return ktrace_ioc_set_mask(uarg);
+		return reader->admin ? ktrace_ioc_set_mask(uarg) : -EPERM;
 	case KTRACE_IOC_CPU_STATS:
 		return ktrace_ioc_cpu_stats(uarg);
 	case KTRACE_IOC_SET_BUF_SIZE:
-		return ktrace_ioc_set_buf_size(uarg);
+		return reader->admin ? ktrace_ioc_set_buf_size(uarg) : -EPERM;
 	case KTRACE_IOC_ATTACH_CPU:
 		return ktrace_ioc_attach_cpu(reader, uarg);
+	case KTRACE_IOC_SET_WAKEUP:
+		return ktrace_ioc_set_wakeup(reader, uarg);
 	default:
-		return -EINVAL;
+		return -ENOTTY;
 	}
 }
 
@@ -317,14 +322,18 @@ static int ktrace_open(struct inode *inode, struct file *file)
 	struct ktrace_reader *reader;
 	int ret;
 
-	ret = ktrace_check_cap();
+	/* Records hold kernel addresses: refused where ftrace is. */
+	ret = security_locked_down(LOCKDOWN_TRACEFS);
 	if (ret)
 		return ret;
+	if (!perfmon_capable())
+		return -EPERM;
 
 	reader = kzalloc(sizeof(*reader), GFP_KERNEL);
 	if (!reader)
 		return -ENOMEM;
 	mutex_init(&reader->lock);
+	reader->admin = capable(CAP_SYS_ADMIN);
 	file->private_data = reader;
 	return stream_open(inode, file);
 }
@@ -333,8 +342,14 @@ static int ktrace_release(struct inode *inode, struct file *file)
 {
 	struct ktrace_reader *reader = file->private_data;
 
-	if (reader->buf)
-		atomic_set(&reader->buf->reader, 0);
+	struct ktrace_buf *buf = reader->buf;
+
+	if (buf) {
+		/* No reader waits: wakeup checks once per lap of the ring. */
+		WRITE_ONCE(buf->wakeup_mask, buf->size - 1);
+		/* Pairs with atomic_cmpxchg() in ktrace_ioc_attach_cpu(). */
+		atomic_set_release(&buf->reader, 0);
+	}
 	kfree(reader);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef _KERNEL_KTRACE_INTERNAL_H
 #define _KERNEL_KTRACE_INTERNAL_H
 
+#include <linux/cache.h>
 #include <linux/irq_work.h>
 #include <linux/ktrace.h>
 #include <asm/local.h>
@@ -22,21 +23,30 @@
  * @lost are changed only by writers on the owning CPU (task, softirq,
  * hardirq and NMI context nesting on each other) with local_t operations.
  * @tail and @read are changed only by the one attached reader (@reader
- * set), on any CPU.  @recs and @size change only under ktrace_mutex with
- * tracing off and no reader attached.
+ * set), on any CPU; they sit on a cache line of their own so that the
+ * reader does not take the writers' line away on every read.
+ * @reader_waiting is set by the reader and cleared by the writer that
+ * wakes it.  @wakeup_mask is set under ktrace_mutex, then a grace period
+ * passes before the reader relies on it (see ktrace_set_wakeup()).
+ * @recs and @size change only under ktrace_mutex with tracing off and no
+ * reader attached.
  */
 struct ktrace_buf {
+	/* the writers' cache line */
 	struct ktrace_record	*recs;
 	unsigned long		size;		/* records, a power of two */
+	unsigned long		wakeup_mask;	/* wakeup window - 1, see buffer.c */
 	local_t			head;		/* next record to reserve */
 	local_t			lost_pending;	/* dropped, not yet marked */
-	local_t			written;	/* records committed */
-	local_t			lost;		/* records dropped */
-	unsigned long		tail;		/* next record to read */
-	u64			read;		/* records handed to readers */
+	local_t			written;	/* event records committed */
+	local_t			lost;		/* event records dropped */
 	int			cpu;
+
+	/* the reader's cache line */
+	unsigned long		tail ____cacheline_aligned_in_smp;
+	u64			read;		/* event records handed out */
+	int			reader_waiting;	/* reader sleeps in read/poll */
 	atomic_t		reader;		/* 1 while a file reads us */
-	bool			reader_waiting;	/* reader sleeps in read/poll */
 	struct irq_work		wakeup_work;
 	wait_queue_head_t	wait;
 };
@@ -46,8 +56,10 @@ extern unsigned int ktrace_buf_records;
 
 struct ktrace_buf *ktrace_cpu_buf(unsigned int cpu);
 bool ktrace_buf_empty(struct ktrace_buf *buf);
+bool ktrace_buf_wait_ready(struct ktrace_buf *buf);
 ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 			size_t nr_max);
+void ktrace_set_wakeup(struct ktrace_buf *buf, unsigned long records);
 int ktrace_set_mask(u32 mask);
 int ktrace_resize(unsigned int records);
 bool ktrace_tsc_invariant(void);

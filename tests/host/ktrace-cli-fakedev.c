@@ -9,7 +9,7 @@
  * $KTRACE_DEV) with the device semantics ktrace relies on: the ioctls of
  * <linux/ktrace.h>, one reader per CPU (EBUSY), read() of whole records
  * only (EINVAL below 24 bytes, EAGAIN when empty and O_NONBLOCK), POLLIN
- * when records wait.  While the mask is set, each CPU writes $KTFAKE_RATE
+ * when the wakeup watermark's worth of records wait.  While the mask is set, each CPU writes $KTFAKE_RATE
  * records a second into a buffer of the set size; what does not fit is
  * counted lost and a KTRACE_META_LOST marker is written.
  *
@@ -43,6 +43,7 @@ struct fake_cpu {
 	uint64_t written, lost, read;
 	uint64_t marker;	/* lost count a META_LOST record still owes */
 	uint64_t lost_told;	/* lost records the markers told of */
+	uint32_t wakeup;	/* KTRACE_IOC_SET_WAKEUP, 1 at attach */
 	bool attached;
 };
 
@@ -270,7 +271,16 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		if (cpus[at->cpu].attached || (int)at->cpu == busy_cpu)
 			return fail(EBUSY);
 		cpus[at->cpu].attached = true;
+		cpus[at->cpu].wakeup = 1;
 		fake_fd[fd] = 2 + at->cpu;
+		return 0;
+	}
+	case KTRACE_IOC_SET_WAKEUP: {
+		struct ktrace_wakeup *w = arg;
+
+		if (w->reserved || fake(fd) < 2 || !w->records || w->records > buf_records / 2)
+			return fail(EINVAL);
+		cpus[fake(fd) - 2].wakeup = w->records;
 		return 0;
 	}
 	}
@@ -331,7 +341,7 @@ static bool records_wait(int fd)
 	struct fake_cpu *c = &cpus[fake(fd) - 2];
 
 	produce(c);
-	return c->read < c->written || c->marker;
+	return c->read + c->wakeup <= c->written || c->marker;
 }
 
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,

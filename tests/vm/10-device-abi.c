@@ -7,7 +7,9 @@
 #include "ktest.h"
 
 #include <poll.h>
+#include <termios.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 /* Unmapped, and hidden from the compiler's buffer-size checks. */
@@ -37,9 +39,10 @@ static void test_bad_ioctls(int fd)
 	struct ktrace_buf_size bs = { .records = 64, .reserved = 1 };
 	struct ktrace_attach at = { .cpu = 0, .reserved = 1 };
 
-	is_errno(ioctl(fd, _IO(KTRACE_IOC_MAGIC, 99)), EINVAL, "unknown ioctl");
-	is_errno(ioctl(fd, _IOR(KTRACE_IOC_MAGIC, 0, int), NULL), EINVAL,
+	is_errno(ioctl(fd, _IO(KTRACE_IOC_MAGIC, 99)), ENOTTY, "unknown ioctl");
+	is_errno(ioctl(fd, _IOR(KTRACE_IOC_MAGIC, 0, int), NULL), ENOTTY,
 		 "INFO number with the wrong size");
+	is_errno(ioctl(fd, TCGETS, &st), ENOTTY, "a terminal's ioctl");
 	is_errno(ioctl(fd, KTRACE_IOC_SET_MASK, &mask), EINVAL, "SET_MASK reserved != 0");
 	mask.reserved = 0;
 	mask.mask = KTRACE_EVT_CONT;
@@ -53,13 +56,17 @@ static void test_bad_ioctls(int fd)
 	memset(&st, 0, sizeof(st));
 	st.pad = 1;
 	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS padding != 0");
+	memset(&st, 0, sizeof(st));
+	st.flags = KTRACE_CPU_ONLINE;
+	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS flags != 0 on input");
 	memset(&st, 0xaa, sizeof(st));
 	st.cpu = 0;
+	st.flags = 0;
 	st.pad = 0;
 	st.reserved[0] = st.reserved[1] = 0;
 	ok(ioctl(fd, KTRACE_IOC_CPU_STATS, &st) == 0 && (st.flags & KTRACE_CPU_ONLINE) &&
 	   st.buf_records >= KTRACE_BUF_MIN && !st.pad && !st.reserved[0] && !st.reserved[1],
-	   "CPU_STATS of cpu 0: online, %u records, padding zeroed", st.buf_records);
+	   "CPU_STATS of cpu 0: online, %u records, padding zeroed, only the written fields kept", st.buf_records);
 
 	is_errno(ioctl(fd, KTRACE_IOC_SET_BUF_SIZE, &bs), EINVAL, "SET_BUF_SIZE reserved != 0");
 	is_errno(kt_resize(fd, 0), EINVAL, "SET_BUF_SIZE of 0 records");
@@ -202,37 +209,78 @@ static void test_poll(int fd)
 	close(rfd);
 }
 
-static void test_unprivileged(int fd)
+/* Set the capability sets of this process to exactly @caps (a bit mask). */
+static int set_caps(uint64_t caps)
+{
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
+	struct { uint32_t effective, permitted, inheritable; } data[2] = {
+		{ (uint32_t)caps, (uint32_t)caps, 0 },
+		{ (uint32_t)(caps >> 32), (uint32_t)(caps >> 32), 0 },
+	};
+
+	return syscall(SYS_capset, &hdr, data);
+}
+
+#define CAP_SYS_ADMIN_BIT	21
+#define CAP_PERFMON_BIT		38
+
+/*
+ * In a child with capabilities @caps (uid 0 keeps the file's mode from
+ * mattering): open(), INFO, SET_MASK, SET_BUF_SIZE and read() on its own
+ * file, and SET_MASK on @inherited, opened by the full-powered parent.
+ */
+static void run_with_caps(int inherited, uint64_t caps, int res[6])
 {
 	struct ktrace_info info;
-	int status, pipefd[2];
-	char results[4];
+	struct ktrace_record rec;
+	int pipefd[2], status, own;
 	pid_t child;
 
 	if (pipe(pipefd))
 		bail("pipe");
 	child = fork();
 	if (child == 0) {
-		/* Drop to nobody: all capabilities go with uid 0. */
-		if (setgid(65534) || setuid(65534))
+		if (set_caps(caps))
 			_exit(2);
-		results[0] = open("/dev/ktrace", O_RDWR) < 0 ? errno : 0;
-		results[1] = ioctl(fd, KTRACE_IOC_INFO, &info) < 0 ? errno : 0;
-		results[2] = kt_set_mask(fd, KTRACE_GRP_sched) < 0 ? errno : 0;
-		results[3] = write(fd, &info, 24) < 0 ? errno : 0;
-		if (write(pipefd[1], results, 4) != 4)
+		own = open("/dev/ktrace", O_RDWR | O_NONBLOCK);
+		res[0] = own < 0 ? errno : 0;
+		res[1] = ioctl(own, KTRACE_IOC_INFO, &info) < 0 ? errno : 0;
+		res[2] = kt_set_mask(own, 0) < 0 ? errno : 0;
+		res[3] = kt_resize(own, 65536) < 0 ? errno : 0;
+		res[4] = kt_attach(own, 0) < 0 || (read(own, &rec, sizeof(rec)) < 0 &&
+						  errno != EAGAIN) ? errno : 0;
+		res[5] = kt_set_mask(inherited, 0) < 0 ? errno : 0;
+		if (write(pipefd[1], res, 6 * sizeof(int)) != 6 * sizeof(int))
 			_exit(3);
 		_exit(0);
 	}
 	close(pipefd[1]);
 	waitpid(child, &status, 0);
-	ok(read(pipefd[0], results, 4) == 4, "unprivileged child ran");
-	ok(results[0] == EACCES || results[0] == EPERM, "non-root open refused (%s)",
-	   strerror(results[0]));
-	ok(results[1] == EPERM, "ioctl on an inherited fd without CAP_SYS_ADMIN: EPERM");
-	ok(results[2] == EPERM, "SET_MASK without CAP_SYS_ADMIN: EPERM");
-	ok(results[3] == EPERM, "write without CAP_SYS_ADMIN: EPERM");
+	if (read(pipefd[0], res, 6 * sizeof(int)) != 6 * sizeof(int))
+		bail("child with fewer capabilities");
 	close(pipefd[0]);
+}
+
+static void test_permissions(int fd)
+{
+	int res[6];
+
+	run_with_caps(fd, 0, res);
+	ok(res[0] == EPERM, "no capability: open refused (%s)", strerror(res[0]));
+	ok(res[5] == 0, "no capability: a file opened with CAP_SYS_ADMIN keeps it (%s)",
+	   strerror(res[5]));
+
+	run_with_caps(fd, 1ull << CAP_PERFMON_BIT, res);
+	ok(res[0] == 0 && res[1] == 0, "CAP_PERFMON: open and INFO (%s, %s)",
+	   strerror(res[0]), strerror(res[1]));
+	ok(res[4] == 0, "CAP_PERFMON: attach and read (%s)", strerror(res[4]));
+	ok(res[2] == EPERM && res[3] == EPERM,
+	   "CAP_PERFMON: SET_MASK and SET_BUF_SIZE need CAP_SYS_ADMIN (%s, %s)",
+	   strerror(res[2]), strerror(res[3]));
+
+	run_with_caps(fd, 1ull << CAP_SYS_ADMIN_BIT, res);
+	ok(res[0] == 0 && res[1] == 0 && res[2] == 0 && res[3] == 0 && res[4] == 0,
+	   "CAP_SYS_ADMIN: open, INFO, SET_MASK, SET_BUF_SIZE, read");
 }
 
 int main(void)
@@ -249,7 +297,7 @@ int main(void)
 	test_bad_ioctls(fd);
 	test_read_write(fd);
 	test_poll(fd);
-	test_unprivileged(fd);
+	test_permissions(fd);
 	close(fd);
 	return done_testing();
 }

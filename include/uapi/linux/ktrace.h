@@ -131,6 +131,9 @@ struct ktrace_record {
 #define KTRACE_BUF_MIN		16
 #define KTRACE_BUF_MAX		(1U << 24)
 
+/* Most records one read() returns (it copies them without rescheduling). */
+#define KTRACE_READ_MAX		16384
+
 /**
  * struct ktrace_info - KTRACE_IOC_INFO
  * @version:     ABI version, KTRACE_ABI_VERSION
@@ -169,11 +172,15 @@ struct ktrace_mask {
 /**
  * struct ktrace_cpu_stats - KTRACE_IOC_CPU_STATS
  * @cpu:         in: the CPU to report on
- * @flags:       out: KTRACE_CPU_*
- * @written:     records written since the buffer was allocated
- * @lost:        records dropped because the buffer was full
- * @read:        records handed to readers
+ * @flags:       in: must be zero; out: KTRACE_CPU_*
+ * @written:     records of events written since the buffer was allocated
+ *               (lost markers are not counted)
+ * @lost:        records of events dropped because the buffer was full, or
+ *               because this CPU has no buffer
+ * @read:        records of events handed to readers (lost markers are not
+ *               counted), so @read <= @written
  * @buf_records: size of this CPU's buffer in records, 0 if it has none
+ * @pad:         in: must be zero; out: zero
  * @reserved:    in: must be zero; out: zero
  */
 struct ktrace_cpu_stats {
@@ -204,7 +211,8 @@ struct ktrace_buf_size {
 /**
  * struct ktrace_attach - KTRACE_IOC_ATTACH_CPU
  * @cpu:      the CPU whose records read() on this file returns; one reader
- *            per CPU, a second gets -EBUSY
+ *            per CPU, a second gets -EBUSY.  The wakeup watermark starts
+ *            at 1 record.
  * @reserved: must be zero
  */
 struct ktrace_attach {
@@ -212,11 +220,28 @@ struct ktrace_attach {
 	__u32 reserved;
 };
 
-#define KTRACE_IOC_MAGIC	0xb7
+/**
+ * struct ktrace_wakeup - KTRACE_IOC_SET_WAKEUP, on an attached file
+ * @records:  the wakeup watermark: 1 to half the buffer, rounded up to a
+ *            power of two.  poll() reports the file readable, and a
+ *            blocking read() with nothing to return sleeps, until the
+ *            record at the next multiple of @records in the CPU's stream is
+ *            published: at most @records records after the oldest unread
+ *            one.  Fewer records than that may wait unreported: poll with
+ *            a timeout and read with O_NONBLOCK to collect them.
+ * @reserved: must be zero
+ */
+struct ktrace_wakeup {
+	__u32 records;
+	__u32 reserved;
+};
+
+#define KTRACE_IOC_MAGIC	0xbb	/* Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define KTRACE_IOC_INFO		_IOR(KTRACE_IOC_MAGIC, 0, struct ktrace_info)
 #define KTRACE_IOC_SET_MASK	_IOW(KTRACE_IOC_MAGIC, 1, struct ktrace_mask)
 #define KTRACE_IOC_CPU_STATS	_IOWR(KTRACE_IOC_MAGIC, 2, struct ktrace_cpu_stats)
 #define KTRACE_IOC_SET_BUF_SIZE	_IOW(KTRACE_IOC_MAGIC, 3, struct ktrace_buf_size)
 #define KTRACE_IOC_ATTACH_CPU	_IOW(KTRACE_IOC_MAGIC, 4, struct ktrace_attach)
+#define KTRACE_IOC_SET_WAKEUP	_IOW(KTRACE_IOC_MAGIC, 5, struct ktrace_wakeup)
 
 #endif /* _UAPI_LINUX_KTRACE_H */
