@@ -44,3 +44,9 @@ install-dkms: module-src
 		module.c $(abspath $(DKMS_SRCDIR))
 	$(INSTALL) -m 644 $(MODULE_SRC)/include/linux/ktrace.h $(DKMS_SRCDIR)/include/linux
 	$(INSTALL) -m 644 $(MODULE_SRC)/include/uapi/linux/ktrace.h $(DKMS_SRCDIR)/include/uapi/linux
+
+# ktrace.ko on Debian's own kernels in QEMU (about a minute a kernel once
+# the packages are cached in build/stock).
+.PHONY: check-stock
+check-stock:
+	@scripts/check-stock.sh
