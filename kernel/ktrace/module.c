@@ -16,8 +16,7 @@
  * instead of the kernel.  The prototypes used here are the same in 6.1 and
  * 6.12; a difference would be handled with LINUX_VERSION_CODE at the probe.
  *
- * Where the module differs from the patch (Documentation/trace/ktrace.rst,
- * "The module"):
+ * Where the module differs from the patch (Documentation/trace/ktrace-module.rst):
  *  - fault:trap has no tracepoint: patch only.
  *  - fault:page comes from x86's page_fault_user/kernel tracepoints, one per
  *    page fault exception; the patch counts handle_mm_fault() calls, as
