@@ -50,3 +50,15 @@ install-dkms: module-src
 .PHONY: check-stock
 check-stock:
 	@scripts/check-stock.sh
+
+# `make install` also installs the module's DKMS source where dkms is
+# installed (or with DKMS=1); DKMS=0 never.
+DKMS		?= $(if $(shell command -v dkms 2>/dev/null),1,0)
+ifeq ($(DKMS),1)
+install: install-dkms
+uninstall: uninstall-dkms
+endif
+
+.PHONY: uninstall-dkms
+uninstall-dkms:
+	rm -rf $(DKMS_SRCDIR)
