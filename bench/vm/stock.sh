@@ -45,7 +45,7 @@ run() {
 	case $1 in
 	none)	$W $2 $3 ;;
 	ktrace)	ktrace -q -b $KT_RECS >/dev/null
-		ktrace -q -w 10 -e sched,syscall -c all -o $T/out -- $W $2 $3 ;;
+		ktrace -q -e sched,syscall -c all -o $T/out -- $W $2 $3 ;;
 	ftrace)	trace-cmd record -b $FT_KB $ftrace_ev -o $T/out.dat $W $2 $3 >$T/ft.log 2>&1
 		grep -E '^[0-9]+$' $T/ft.log | tail -n 1 ;;
 	perf)	perf record -m $PERF_PAGES -a $perf_ev -o $T/out.data -- $W $2 $3 2>$T/perf.err ;;
