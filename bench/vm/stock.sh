@@ -24,11 +24,11 @@ insmod /bench/ktrace.ko || echo "bench: insmod ktrace.ko failed"
 TRACERS="none ktrace ftrace perf"
 if [ -d /lib/modules/$(uname -r)/extra ] && command -v lttng-sessiond >/dev/null; then
 	mkdir -p /var/run /var/lib /root
-	if lttng-sessiond -d --kmod-probes=sched >$T/sessiond.log 2>&1 && sleep 2 &&
+	if lttng-sessiond -d -vv --kmod-probes=sched >$T/sessiond.log 2>&1 && sleep 2 &&
 	   lttng list -k >/dev/null 2>>$T/sessiond.log; then
 		TRACERS="$TRACERS lttng"
 	else
-		sed 's/^/# lttng-sessiond: /' $T/sessiond.log | tail -n 20
+		grep -iE 'error|fail|kernel|modprobe' $T/sessiond.log | sed 's/^/# lttng-sessiond: /' | tail -n 25
 	fi
 fi
 echo "bench: tracers $TRACERS on $(uname -r)"
@@ -77,7 +77,8 @@ for tr in $TRACERS; do
 	run $tr flood $FLOOD >/dev/null
 	case $tr in
 	ktrace)	lost=$(kt_written | cut -d' ' -f2); fired=$(kt_written | cut -d' ' -f1) ;;
-	ftrace)	lost=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' $T/ft.log) ;;
+	# trace-cmd record ends with "CPU N: COUNT events lost" per CPU
+	ftrace)	lost=$(awk '/^CPU [0-9]+: [0-9]+ events lost/ { s += $3 } END { print s + 0 }' $T/ft.log) ;;
 	# perf record counts samples, not what it dropped: the flood fired
 	# as many events as ktrace.ko saw in its run, less perf's samples
 	perf)	samples=$(sed -n 's/.*(\([0-9][0-9]*\) samples).*/\1/p' $T/perf.err | tail -n 1)
@@ -85,7 +86,7 @@ for tr in $TRACERS; do
 	lttng)	lost=$(sed -n 's/.* \([0-9][0-9]*\) events* discarded.*/\1/p' $T/lt.log | awk '{ s += $1 } END { print s + 0 }') ;;
 	esac
 	echo "LOST $tr $lost"
-	[ $tr = ftrace ] && grep -E '^(CPU|overrun|entries)' $T/ft.log | sed 's/^/# ftrace: /' | head -n 12
+	[ $tr = ftrace ] && grep -E '^CPU' $T/ft.log | sed 's/^/# ftrace: /' | head -n 12
 	[ $tr = perf ] && sed 's/^/# perf: /' $T/perf.err | tail -n 5
 	[ $tr = lttng ] && sed 's/^/# lttng: /' $T/lt.log | tail -n 5
 done
