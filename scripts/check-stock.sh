@@ -67,6 +67,7 @@ for krel in $kernels; do
 		scripts/vmtest.sh || rc=1
 	msg "stock: $krel done in $((SECONDS - kstart))s"
 done
+shopt -s nullglob
 read -r pass fail < <(tap_counts build/results/stock.tap build/results/vm-stock-*.tap)
 msg "stock kernels: $pass passed, $fail failed in $((SECONDS - start))s"
 exit $rc
