@@ -416,6 +416,7 @@ static int __init ktrace_init(void)
 	}
 	return 0;
 }
+
 #ifdef MODULE
 /* ktrace.ko: module.c calls these around its probes and the device. */
 int __init ktrace_buffer_module_init(void)

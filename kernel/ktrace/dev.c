@@ -363,6 +363,7 @@ static int __init ktrace_dev_init(void)
 {
 	return misc_register(&ktrace_misc);
 }
+
 #ifdef MODULE
 /* ktrace.ko: module.c registers the device last and removes it first. */
 int __init ktrace_dev_module_init(void)

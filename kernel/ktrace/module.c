@@ -48,6 +48,7 @@
 #include <linux/utsname.h>
 #include <linux/version.h>
 #include <generated/utsrelease.h>
+#include <generated/utsversion.h>		/* since 6.0 */
 #include <asm/hw_irq.h>
 #include <asm/syscall.h>
 #include <asm/trap_pf.h>
@@ -64,10 +65,6 @@
 #include <asm/trace/exceptions.h>
 
 #include "internal.h"
-
-#if __has_include(<generated/utsversion.h>)
-#include <generated/utsversion.h>
-#endif
 
 /* --- probes: one per tracepoint, the patch's TRACE site in each comment --- */
 
