@@ -22,6 +22,7 @@ include user/user.mk
 include install.mk
 include tests/tests.mk
 include scripts/kernel.mk
+include module/module.mk
 
 clean:
 	rm -rf $(O)/tools $(O)/results

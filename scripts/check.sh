@@ -36,5 +36,6 @@ for c in $CHECK_CONFIGS; do
 		step "make vmtest KCONFIG=$c: patch, kernel and initramfs built" false || true
 	fi
 done
+scripts/check-stock.sh || true	# Debian's kernels with ktrace.ko: build/results/vm-stock-*
 msg "check finished in $((SECONDS - start))s"
 scripts/summarize.sh

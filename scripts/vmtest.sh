@@ -18,8 +18,10 @@ cd "$(dirname "$0")/.."
 . scripts/tap.sh
 
 KCONFIG=${KCONFIG:-vm}
-kernel=build/kernel-$KCONFIG/arch/x86/boot/bzImage
-initrd=build/vm/initramfs.cpio
+# VM_KERNEL, VM_INITRD: another kernel and initramfs, KCONFIG then only
+# names the results (scripts/check-stock.sh: a stock Debian kernel).
+kernel=${VM_KERNEL:-build/kernel-$KCONFIG/arch/x86/boot/bzImage}
+initrd=${VM_INITRD:-build/vm/initramfs.cpio}
 pfx=build/results/vm-$KCONFIG
 vm_timeout=${VM_TIMEOUT:-1200}
 test_timeout=${VM_TEST_TIMEOUT:-300}

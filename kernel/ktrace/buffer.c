@@ -64,8 +64,11 @@
 
 #include "internal.h"
 
+/* Built in: ktrace.buf_size=; the module (ktrace.ko) gets that prefix itself. */
+#ifndef MODULE
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "ktrace."
+#endif
 
 /* Per-CPU buffer size at boot, in records: 24 bytes each, 1.5 MiB. */
 #define KTRACE_BUF_DEFAULT	65536
@@ -89,6 +92,9 @@ module_param_named(mask, ktrace_boot_mask, uint, 0444);
 MODULE_PARM_DESC(mask, "group mask to start tracing with at boot");
 
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct ktrace_buf, ktrace_bufs);
+
+/* CPUHP_BP_PREPARE_DYN gave us this state; the module removes it. */
+static int ktrace_cpuhp_state __maybe_unused;
 
 /* --- fast path ----------------------------------------------------------- */
 
@@ -522,6 +528,7 @@ static int __init ktrace_init(void)
 		pr_err("ktrace: cannot register for CPU hotplug: %d\n", ret);
 		return ret;
 	}
+	ktrace_cpuhp_state = ret;
 
 	if (ktrace_boot_mask) {
 		ret = ktrace_set_mask(ktrace_boot_mask);
@@ -530,4 +537,28 @@ static int __init ktrace_init(void)
 	}
 	return 0;
 }
+
+#ifdef MODULE
+/* ktrace.ko: module.c calls these around its probes and the device. */
+int __init ktrace_buffer_module_init(void)
+{
+	return ktrace_init();
+}
+
+/* Tracing is off and no probe runs any more (module.c). */
+void ktrace_buffer_module_exit(void)
+{
+	struct ktrace_buf *buf;
+	unsigned int cpu;
+
+	cpuhp_remove_state_nocalls(ktrace_cpuhp_state);
+	for_each_possible_cpu(cpu) {
+		buf = per_cpu_ptr(&ktrace_bufs, cpu);
+		irq_work_sync(&buf->wakeup_work);
+		vfree(buf->recs);
+		buf->recs = NULL;
+	}
+}
+#else
 early_initcall(ktrace_init);
+#endif

@@ -363,7 +363,6 @@ static const struct file_operations ktrace_fops = {
 	.poll		= ktrace_poll,
 	.unlocked_ioctl	= ktrace_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 static struct miscdevice ktrace_misc = {
@@ -379,4 +378,18 @@ static int __init ktrace_dev_init(void)
 {
 	return misc_register(&ktrace_misc);
 }
+
+#ifdef MODULE
+/* ktrace.ko: module.c registers the device last and removes it first. */
+int __init ktrace_dev_module_init(void)
+{
+	return ktrace_dev_init();
+}
+
+void ktrace_dev_module_exit(void)
+{
+	misc_deregister(&ktrace_misc);
+}
+#else
 device_initcall(ktrace_dev_init);
+#endif

@@ -64,4 +64,10 @@ int ktrace_set_mask(u32 mask);
 int ktrace_resize(unsigned int records);
 bool ktrace_tsc_invariant(void);
 
+/* The module build only (module.c): buffer.c's and dev.c's initcalls. */
+int ktrace_buffer_module_init(void);
+void ktrace_buffer_module_exit(void);
+int ktrace_dev_module_init(void);
+void ktrace_dev_module_exit(void);
+
 #endif /* _KERNEL_KTRACE_INTERNAL_H */

@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/vm/stock.sh: bench/stock.sh's part inside the VM (kt_run=), on a
+# stock kernel with ktrace.ko, ftrace (trace-cmd), perf and, when present,
+# LTTng-modules.  The same tracepoints for every tracer: sched_switch,
+# sched_wakeup, sched_migrate_task, and system call entry and exit; every
+# tracer records to files in /tmp (tmpfs).  Prints lines the host parses:
+#   RAW ROUND TRACER WORKLOAD NS [RECORDS]   (RECORDS: ktrace's count)
+#   LOST TRACER N                            (fixed-rate flood)
+W=/bench/stock-work
+R=${bench_rounds:-3}
+SYSCALLS=${bench_syscalls:-100000}
+PINGPONG=${bench_pingpong:-5000}
+FLOOD=${bench_flood:-100000}
+KT_RECS=16384				# 384 KiB a CPU, the memory every tracer gets
+FT_KB=384
+PERF_PAGES=128				# 512 KiB: perf needs a power of two
+LT_SUBBUF=128k LT_NSUB=4		# 512 KiB: LTTng too
+T=/tmp/bench
+mkdir -p $T
+export PATH=/bench/bin:$PATH LD_LIBRARY_PATH=/bench/lib
+insmod /bench/ktrace.ko || echo "bench: insmod ktrace.ko failed"
+TRACERS="none ktrace ftrace perf"
+if [ -d /lib/modules/$(uname -r)/extra ] && command -v lttng-sessiond >/dev/null; then
+	mkdir -p /var/run /var/lib /root
+	if lttng-sessiond -d -vv --kmod-probes=sched >$T/sessiond.log 2>&1 && sleep 2 &&
+	   lttng list -k >/dev/null 2>>$T/sessiond.log; then
+		TRACERS="$TRACERS lttng"
+	else
+		grep -iE 'error|fail|kernel|modprobe' $T/sessiond.log | sed 's/^/# lttng-sessiond: /' | tail -n 25
+	fi
+fi
+echo "bench: tracers $TRACERS on $(uname -r)"
+
+ftrace_ev="-e sched:sched_switch -e sched:sched_wakeup -e sched:sched_migrate_task -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit"
+perf_ev="-e sched:sched_switch -e sched:sched_wakeup -e sched:sched_migrate_task -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit"
+
+# "EVENTS LOST": records ktrace.ko wrote plus those it dropped, and dropped
+kt_written() { ktrace -s | awk '$2 == "online" || $2 == "offline" { w += $5; l += $6 } END { print w + l, l + 0 }'; }
+
+# run TRACER WORKLOAD N: the workload's ns on stdout (last line)
+run() {
+	rm -rf $T/out*; sync
+	case $1 in
+	none)	$W $2 $3 ;;
+	ktrace)	ktrace -q -b $KT_RECS >/dev/null
+		ktrace -q -e sched,syscall -c all -o $T/out -- $W $2 $3 ;;
+	ftrace)	trace-cmd record -b $FT_KB $ftrace_ev -o $T/out.dat $W $2 $3 >$T/ft.log 2>&1
+		grep -E '^[0-9]+$' $T/ft.log | tail -n 1 ;;
+	perf)	perf record -m $PERF_PAGES -a $perf_ev -o $T/out.data -- $W $2 $3 2>$T/perf.err ;;
+	lttng)	lttng -q create b --output=$T/out >/dev/null
+		lttng -q enable-channel -k c --subbuf-size=$LT_SUBBUF --num-subbuf=$LT_NSUB >/dev/null
+		lttng -q enable-event -k -c c sched_switch,sched_wakeup,sched_migrate_task >/dev/null
+		lttng -q enable-event -k -c c --syscall -a >/dev/null
+		lttng -q start
+		$W $2 $3
+		lttng stop >$T/lt.log 2>&1; lttng -q destroy >/dev/null ;;
+	esac
+}
+
+for round in $(seq $R); do
+	for tr in $TRACERS; do
+		for wl in syscalls pingpong; do
+			n=$SYSCALLS; [ $wl = pingpong ] && n=$PINGPONG
+			ns=$(run $tr $wl $n | tail -n 1)
+			recs=
+			[ $tr = ktrace ] && recs=$(kt_written | cut -d' ' -f1)
+			echo "RAW $round $tr $wl $ns $recs"
+		done
+	done
+done
+
+# Lost events: the flood on every CPU, each tracer with the memory above.
+for tr in $TRACERS; do
+	[ $tr = none ] && continue
+	run $tr flood $FLOOD >/dev/null
+	case $tr in
+	ktrace)	lost=$(kt_written | cut -d' ' -f2); fired=$(kt_written | cut -d' ' -f1) ;;
+	# trace-cmd record ends with "CPU N: COUNT events lost" per CPU
+	ftrace)	lost=$(awk '/^CPU [0-9]+: [0-9]+ events lost/ { s += $3 } END { print s + 0 }' $T/ft.log) ;;
+	# perf record counts samples, not what it dropped: the flood fired
+	# as many events as ktrace.ko saw in its run, less perf's samples
+	perf)	samples=$(sed -n 's/.*(\([0-9][0-9]*\) samples).*/\1/p' $T/perf.err | tail -n 1)
+		lost=$(( ${fired:-0} - ${samples:-0} )); [ $lost -ge 0 ] || lost=0 ;;
+	lttng)	lost=$(sed -n 's/.* \([0-9][0-9]*\) events* discarded.*/\1/p' $T/lt.log | awk '{ s += $1 } END { print s + 0 }') ;;
+	esac
+	echo "LOST $tr $lost"
+	[ $tr = ftrace ] && grep -E '^CPU' $T/ft.log | sed 's/^/# ftrace: /' | head -n 12
+	[ $tr = perf ] && sed 's/^/# perf: /' $T/perf.err | tail -n 5
+	[ $tr = lttng ] && sed 's/^/# lttng: /' $T/lt.log | tail -n 5
+done
+echo "@@BENCH-DONE@@"

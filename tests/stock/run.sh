@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# ktrace: what /init runs (kt_run=/stock/run.sh) in a VM booting a stock
+# Debian kernel: load /stock/ktrace.ko, built against that kernel's headers,
+# as its own TAP test (00-module-load), then the in-VM tests and the kernel
+# log exactly as /init's test branch does.
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; }
+
+echo "<6>ktrace-vm: test 00-module-load" >/dev/kmsg
+echo "@@TAP-BEGIN 00-module-load@@"
+echo "# kernel $(uname -r) $(uname -v)"
+if insmod /stock/ktrace.ko 2>/tmp/insmod.err; then
+	ok "insmod ktrace.ko on $(uname -r)"
+else
+	nok "insmod ktrace.ko on $(uname -r)"
+	sed 's/^/# /' /tmp/insmod.err; dmesg | tail -n 5 | sed 's/^/# /'
+fi
+if [ -c /dev/ktrace ]; then ok "/dev/ktrace exists"; else nok "/dev/ktrace exists"; fi
+# The kernel's own null_blk (/dev/nullb0, for 20-kernel-counts).
+for m in configfs null_blk; do
+	[ -f /stock/$m.ko ] && insmod /stock/$m.ko
+done
+if [ -b /dev/nullb0 ]; then ok "null_blk loaded"; else nok "null_blk loaded"; fi
+echo "1..$n"
+echo "@@TAP-END 00-module-load rc=0@@"
+
+/tests/run-vm.sh
+echo "@@DMESG-BEGIN@@"
+dmesg
+echo "@@DMESG-END@@"
+echo "@@VM-DONE@@ uptime=$(cut -d' ' -f1 /proc/uptime)s"

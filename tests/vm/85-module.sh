@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# ktrace.ko on a stock kernel (skipped where ktrace is built in): unload
+# refused while a reader holds /dev/ktrace, unload clean while tracing is
+# on under load, a second load refused, and a reload traces again.
+# The kernel log is checked for splats by the host (scripts/vmtest.sh).
+KTRACE=${KTRACE:-ktrace}
+KO=${KTRACE_KO:-/stock/ktrace.ko}
+T=${TMPDIR:-/tmp}/ktrace-module.$$
+n=0
+ok()  { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+
+if [ ! -f /sys/module/ktrace/initstate ] || [ ! -f "$KO" ]; then
+	echo "1..0 # SKIP ktrace is not a loaded module here"
+	exit 0
+fi
+mkdir -p "$T" && cd "$T" || exit 1
+
+# A reader holds the module: rmmod must refuse and leave tracing working.
+"$KTRACE" -q -e sched,syscall -c all -o held &
+kpid=$!
+sleep 1
+check "rmmod refused while /dev/ktrace is open" '! rmmod ktrace 2>/dev/null'
+kill -INT $kpid; wait $kpid
+check "the held recording wrote its files" '[ -s held.cpu0 ]'
+
+# Tracing on, nobody reading, CPUs busy with traced work: rmmod succeeds.
+"$KTRACE" -q -e sched,syscall,softirq,timer,irq,thread,fault
+check "tracing is on" '"$KTRACE" -s | grep -q sched'
+for i in 1 2 3; do (while :; do cat /proc/stat >/dev/null; done) & done
+sleep 1
+check "rmmod while tracing under load" 'rmmod ktrace'
+check "/dev/ktrace is gone" '[ ! -e /dev/ktrace ]'
+kill $(jobs -p) 2>/dev/null; wait 2>/dev/null
+
+check "insmod again" 'insmod "$KO"'
+check "a second insmod is refused" '! insmod "$KO" 2>/dev/null'
+check "reloaded module starts with tracing off" '"$KTRACE" -s | grep -q "(tracing off)"'
+"$KTRACE" -q -e sched -c all -o again -- sh -c 'sleep 0.2'
+check "reloaded module records" '[ -s again.cpu0 ] || [ -s again.cpu1 ]'
+cd / && rm -rf "$T"
+echo "1..$n"
