@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calls.h"
@@ -367,13 +368,18 @@ int main(int argc, char **argv)
 	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
 	const struct dtrace_format *fmt = &dtrace_text;
 	const char *output = NULL;
-	unsigned int flags = 0, jobs = default_jobs();
+	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
+	struct stat *inputs;
 	int ret, kept;
 
 	util_set_progname(argv[0]);
 	parse_options(&dt, &fmt, &output, &flags, &jobs, argc, argv);
 	raise_file_limit();
 	/* libktrace's map files (DIR/trace.* names them too) are found beside the streams */
+	inputs = xcalloc(2 * (argc - optind), sizeof(*inputs));
+	for (int i = optind; i < argc; i++)
+		if (stat(argv[i], &inputs[nr_inputs]) == 0)
+			nr_inputs++;
 	kept = optind;
 	for (int i = optind; i < argc; i++) {
 		size_t len = strlen(argv[i]);
@@ -390,13 +396,23 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
+	/* the map files dtrace finds beside the user streams are inputs too */
+	for (unsigned int i = 0; i < kt_merge_nr_files(dt.merge); i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt.merge, i);
+		char *maps = f->hdr.cpu < 0 ? sym_maps_path(f->hdr.pid, f->path) : NULL;
+
+		if (maps && stat(maps, &inputs[nr_inputs]) == 0)
+			nr_inputs++;
+		free(maps);
+	}
 	dt.output = output;
-	out_open(&dt.out, fmt->to_dir ? NULL : output);
+	out_open(&dt.out, fmt->to_dir ? NULL : output, inputs, nr_inputs);
 	ret = run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	kt_merge_close(dt.merge);
 	free(dt.files);
 	free(dt.cpus);
 	free(dt.tids);
+	free(inputs);
 	return ret;
 }

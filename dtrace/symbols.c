@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "amap.h"
+#include "escape.h"
+#include "files.h"
 #include "ktevents.h"
 #include "ktfile.h"
 #include "symbols.h"
@@ -114,8 +116,20 @@ static bool build_id_matches(Dwfl_Module *mod, const char *id)
 	return !strcmp(hex, id);
 }
 
-static Dwfl_Module *report(struct module *m, const char *file)
+/*
+ * @file is named by a map file: hostile.  Only a regular file is read, and
+ * the open does not block, so a FIFO or a device named there cannot hang
+ * dtrace or make it read a tape.  Returns NULL with *err set (an errno, or
+ * 0 for libdwfl's message) when the file cannot be used.
+ */
+static Dwfl_Module *report(struct module *m, const char *file, int *err)
 {
+	int fd = kt_open_regular(file);
+
+	*err = fd < 0 ? -fd : 0;
+	m->mod = NULL;
+	if (fd < 0)
+		return NULL;
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	m->dwfl = dwfl_begin(&callbacks);
@@ -123,8 +137,10 @@ static Dwfl_Module *report(struct module *m, const char *file)
 		die("libdwfl: %s", dwfl_errmsg(-1));
 	dwfl_report_begin(m->dwfl);
 	/* at file address 0: the process's bias is applied by the caller */
-	m->mod = dwfl_report_elf(m->dwfl, m->name, file, -1, 0, true);
+	m->mod = dwfl_report_elf(m->dwfl, m->name, file, fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod)
+		close(fd);		/* libdwfl keeps the fd only on success */
 	return m->mod;
 }
 
@@ -148,23 +164,25 @@ static struct module *module_get(const char *path, const char *build_id)
 static Dwfl_Module *module_open(struct module *m)
 {
 	char *alt;
+	int err, alt_err;
 
 	if (m->opened)
 		return m->mod;
 	m->opened = true;
-	if (access(m->path, R_OK) == 0 && report(m, m->path) &&
-	    build_id_matches(m->mod, m->build_id))
+	if (report(m, m->path, &err) && build_id_matches(m->mod, m->build_id))
 		return m->mod;
 	/* gone, or rebuilt since: the debug file of the traced build, by its id */
 	alt = find_by_build_id(m->build_id);
-	if (alt && report(m, alt) && build_id_matches(m->mod, m->build_id)) {
+	if (alt && report(m, alt, &alt_err) && build_id_matches(m->mod, m->build_id)) {
 		pr_debug("%s: symbols from %s", m->path, alt);
 	} else if (m->mod) {
 		pr_warn("%s: build id differs from the traced file's (%s): names may be wrong",
 			m->path, m->build_id);
+	} else if (!alt && !err) {
+		pr_warn("%s: %s; its addresses stay numbers", m->path, dwfl_errmsg(-1));
 	} else {
 		pr_warn("%s: %s; its addresses stay numbers", m->path,
-			access(m->path, R_OK) ? strerror(errno) : dwfl_errmsg(-1));
+			err == EINVAL ? "not a regular file" : strerror(err));
 	}
 	free(alt);
 	return m->mod;
@@ -173,7 +191,7 @@ static Dwfl_Module *module_open(struct module *m)
 /* ---- processes: the map file ------------------------------------------------ */
 
 /* trace.pid42.tid43 -> trace.pid42.maps, else DIR/trace.pid<pid>.maps */
-static char *maps_path(uint32_t pid, const char *stream)
+char *sym_maps_path(uint32_t pid, const char *stream)
 {
 	const char *tid = strstr(base_name(stream), ".tid");
 	char *path = xmalloc(strlen(stream) + 32);
@@ -191,15 +209,21 @@ static char *maps_path(uint32_t pid, const char *stream)
 
 static void load_maps(struct sym_proc *p, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	/* a regular file only, opened without blocking: see report() */
+	int fd = kt_open_regular(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	unsigned int snapshot = 0, lineno = 0;
 	char line[8192];
 
 	if (!f) {
+		int err = fd < 0 ? -fd : errno;
+
+		if (fd >= 0)
+			close(fd);
 		/* said when an address needs it: event names alone can do without */
 		p->maps_error = xmalloc(strlen(path) + 128);
 		sprintf(p->maps_error, "%s: %s: addresses of pid %u stay numbers", path,
-			strerror(errno), p->pid);
+			err == EINVAL ? "not a regular file" : strerror(err), p->pid);
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -251,7 +275,7 @@ struct sym_proc *sym_proc(uint32_t pid, const char *stream_path)
 	p->pid = pid;
 	p->next = procs;
 	procs = p;
-	path = maps_path(pid, stream_path);
+	path = sym_maps_path(pid, stream_path);
 	load_maps(p, path);
 	free(path);
 	return p;

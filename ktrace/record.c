@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "ktfile.h"
 #include "ktrace.h"
 #include "util.h"
@@ -55,6 +56,7 @@ struct recorder {
 
 static volatile sig_atomic_t stop_sig, child_changed;
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+static struct sigaction orig_sigpipe;	/* given back to the command */
 
 static void on_signal(int sig)
 {
@@ -68,11 +70,19 @@ static void on_signal(int sig)
  * The signals stay blocked except inside ppoll(), so none can slip in
  * between a check of the flags and going to sleep.  *orig gets the mask to
  * sleep with (and to give the command).
+ *
+ * SIGPIPE is ignored while recording: `ktrace ... 2>&1 | head -1` must not
+ * kill ktrace between setting the mask and putting it back (tracing would
+ * stay on); a write to a closed pipe fails with EPIPE instead, which the
+ * messages ignore.
  */
 static void catch_signals(sigset_t *orig)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigset_t block;
+
+	sigaction(SIGPIPE, &ign, &orig_sigpipe);
 
 	sigemptyset(&block);
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
@@ -86,6 +96,7 @@ static void release_signals(const sigset_t *orig)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
 		signal(handled_signals[i], SIG_DFL);
+	sigaction(SIGPIPE, &orig_sigpipe, NULL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
 }
 
@@ -141,7 +152,7 @@ static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 		if (ret < 0) {
 			while (i--)
 				unlink(r->cpus[i].path);
-			die("%s: %s", c->path, strerror(-ret));
+			die("%s: %s", c->path, kt_create_strerror(ret));
 		}
 	}
 }

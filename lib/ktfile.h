@@ -93,8 +93,10 @@ static inline uint64_t ktfile_bytes(const struct ktfile_writer *w)
 }
 
 /*
- * Create (or truncate) @path and write the header.  Returns 0 or -errno; on
- * error no file is left behind.
+ * Create @path (mode 0600, O_EXCL|O_NOFOLLOW: an existing regular file is
+ * replaced, a link, FIFO or device is refused with -EEXIST; see files.h)
+ * and write the header.  Returns 0 or -errno (kt_create_strerror() says
+ * it); on error no file is left behind.
  */
 int ktfile_create(struct ktfile_writer *w, const char *path,
 		  const struct ktfile_header *h);
