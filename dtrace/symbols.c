@@ -34,6 +34,7 @@
 
 struct module {
 	char *path, *build_id;		/* as the map says; build_id "-" if none */
+	char *shown;			/* path escaped, for messages */
 	const char *name;		/* base name, for unknown addresses */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;		/* NULL: no file, addresses stay numbers */
@@ -155,6 +156,7 @@ static struct module *module_get(const char *path, const char *build_id)
 	m->path = xstrdup(path);
 	m->build_id = xstrdup(build_id);
 	m->name = base_name(m->path);
+	m->shown = kt_escape_dup(path, SIZE_MAX, KT_ESC_TEXT);
 	m->next = modules;
 	modules = m;
 	return m;
@@ -174,14 +176,17 @@ static Dwfl_Module *module_open(struct module *m)
 	/* gone, or rebuilt since: the debug file of the traced build, by its id */
 	alt = find_by_build_id(m->build_id);
 	if (alt && report(m, alt, &alt_err) && build_id_matches(m->mod, m->build_id)) {
-		pr_debug("%s: symbols from %s", m->path, alt);
+		pr_debug("%s: symbols from %s", m->shown, alt);
 	} else if (m->mod) {
+		char *id = kt_escape_dup(m->build_id, SIZE_MAX, KT_ESC_TEXT);
+
 		pr_warn("%s: build id differs from the traced file's (%s): names may be wrong",
-			m->path, m->build_id);
+			m->shown, id);
+		free(id);
 	} else if (!alt && !err) {
-		pr_warn("%s: %s; its addresses stay numbers", m->path, dwfl_errmsg(-1));
+		pr_warn("%s: %s; its addresses stay numbers", m->shown, dwfl_errmsg(-1));
 	} else {
-		pr_warn("%s: %s; its addresses stay numbers", m->path,
+		pr_warn("%s: %s; its addresses stay numbers", m->shown,
 			err == EINVAL ? "not a regular file" : strerror(err));
 	}
 	free(alt);
@@ -205,6 +210,14 @@ char *sym_maps_path(uint32_t pid, const char *stream)
 			stream, pid);
 	}
 	return path;
+}
+
+static char *escaped_bounded(const char *s, size_t max)
+{
+	char *out = xmalloc(max + 1);
+
+	*kt_escape(out, max, s, strlen(s), KT_ESC_TEXT) = '\0';
+	return out;
 }
 
 static void load_maps(struct sym_proc *p, const char *path)
@@ -251,9 +264,12 @@ static void load_maps(struct sym_proc *p, const char *path)
 				*rest++ = '\0';
 			free(p->event_name[sub]);
 			free(p->event_format[sub]);
-			/* bounded: a line of dtrace's output has room for 200 bytes more */
-			p->event_name[sub] = xstrndup(name, SYM_EVENT_NAME_MAX);
-			p->event_format[sub] = xstrndup(rest, SYM_EVENT_FORMAT_MAX);
+			/*
+			 * kept as text shows them (escape.h), bounded after escaping:
+			 * a line of dtrace's output has room for 200 bytes more
+			 */
+			p->event_name[sub] = escaped_bounded(name, SYM_EVENT_NAME_MAX);
+			p->event_format[sub] = escaped_bounded(rest, SYM_EVENT_FORMAT_MAX);
 		} else if (strncmp(line, "map ", 4) && line[0] != '#' && line[0]) {
 			pr_warn("%s:%u: line not understood, ignored", path, lineno);
 		}
@@ -301,12 +317,19 @@ static const struct object *find_object(struct sym_proc *p, uint64_t addr)
 
 /* ---- functions ---------------------------------------------------------------- */
 
+/*
+ * Names come from ELF files a map file names: hostile.  They are kept as
+ * text shows them (control characters and bytes that are not UTF-8 as
+ * \xNN, see escape.h), so every view prints them safely and DOT and JSON
+ * escape their own quotes on top.  Takes @name.
+ */
 static struct sym_func *new_func(char *name, const char *file, unsigned int line)
 {
 	struct sym_func *f = xcalloc(1, sizeof(*f));
 
-	f->name = name;
-	f->file = file ? xstrdup(base_name(file)) : NULL;
+	f->name = kt_escape_dup(name, SIZE_MAX, KT_ESC_TEXT);
+	free(name);
+	f->file = file ? kt_escape_dup(base_name(file), SIZE_MAX, KT_ESC_TEXT) : NULL;
 	f->line = line;
 	if (nr_funcs == funcs_alloc) {
 		funcs_alloc = funcs_alloc ? 2 * funcs_alloc : 256;
@@ -494,6 +517,13 @@ char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
 		if (sym[base] && len < (int)size)
 			snprintf(buf + len, size - len, " (%s)", sym);
 	}
+	/* file and function names are the ELF file's: shown as text shows them */
+	{
+		char *raw = xstrdup(buf);
+
+		*kt_escape(buf, size - 1, raw, SIZE_MAX, KT_ESC_TEXT) = '\0';
+		free(raw);
+	}
 	return buf;
 }
 
@@ -627,6 +657,7 @@ void sym_free(void)
 		free(m->funcs.keys);
 		free(m->funcs.vals);
 		free(m->path);
+		free(m->shown);
 		free(m->build_id);
 		free(m);
 	}
