@@ -14,11 +14,14 @@
 const char *progname = "ktrace";
 int verbose;
 
+/* argv[0] is the caller's: a name of any length leaves room for the message */
 void util_set_progname(const char *argv0)
 {
+	static char name[65];
 	const char *slash = strrchr(argv0, '/');
 
-	progname = slash ? slash + 1 : argv0;
+	snprintf(name, sizeof(name), "%s", slash ? slash + 1 : argv0);
+	progname = name;
 }
 
 /*

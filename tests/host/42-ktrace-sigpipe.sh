@@ -16,9 +16,9 @@ os.close(r)
 p = subprocess.run(sys.argv[1:], stdout=w, stderr=w)
 print(p.returncode)
 PY
-rc=$(fk_env python3 closed.py "$KTRACE" -e sched -c 0 -d 0.3 -o p)
+krc=$(fk_env python3 closed.py "$KTRACE" -e sched -c 0 -d 0.3 -o p)
 fk -s
-check "stderr a closed pipe: ktrace is not killed by SIGPIPE (exit $rc)" '[ "$rc" = 0 ]'
+check "stderr a closed pipe: ktrace is not killed by SIGPIPE (exit $krc)" '[ "$krc" = 0 ]'
 check "... the mask is put back (0, tracing off)" 'has_out "0x00000000"'
 
 # the command: default SIGPIPE again (dies of it, 141), as without ktrace

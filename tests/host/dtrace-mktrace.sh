@@ -25,7 +25,7 @@ nok() {
 }
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 # dt ARGS: dtrace under a timeout (a FIFO would block it), out/err/rc
-dt() { timeout 20 "$DTRACE" "$@" >out 2>err; rc=$?; }
+dt() { timeout -k 2 20 "$DTRACE" "$@" >out 2>err; rc=$?; }
 
 if [ ! -x "$DTRACE" ]; then
 	echo "1..0 # SKIP $DTRACE not built"

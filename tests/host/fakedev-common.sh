@@ -24,7 +24,7 @@ fk_env() {
 	    KTFAKE_STATE="$T/state" "$@"
 }
 # (under a timeout: a FIFO where a file goes would block an open for ever)
-fk() { fk_env timeout 20 "$KTRACE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+fk() { fk_env timeout -k 2 20 "$KTRACE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 
 if [ ! -x "$KTRACE" ]; then
 	echo "1..0 # SKIP $KTRACE not built"
