@@ -250,7 +250,7 @@ static void make_dir(const char *dir)
 	int ret = kt_mkdir_private(dir);	/* 0700, and not a link to a directory */
 
 	if (ret == -ENOTDIR)
-		die("%s: exists and is not a directory (a link is not followed)", dir);
+		die("%s: %s (a link to one is not followed)", dir, strerror(ENOTDIR));
 	if (ret < 0)
 		die("%s: %s", dir, strerror(-ret));
 	d = opendir(dir);
