@@ -472,10 +472,13 @@ char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
 	GElf_Sym s;
 
 	if (!mod) {
-		if (o)
-			snprintf(buf, size, "%s+0x%llx", o->mod->name, (unsigned long long)(vaddr + 1));
-		else
+		if (o) {	/* the map file's name for it: escaped */
+			char *p = kt_escape(buf, size / 2, o->mod->name, SIZE_MAX, KT_ESC_TEXT);
+
+			snprintf(p, size - (p - buf), "+0x%llx", (unsigned long long)(vaddr + 1));
+		} else {
 			snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+		}
 		return buf;
 	}
 	l = dwfl_module_getsrc(mod, vaddr);
