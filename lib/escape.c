@@ -12,6 +12,11 @@
 
 static const char hex[] = "0123456789abcdef";
 
+/* Bytes every style copies as they are: printable ASCII but " and \ */
+static const bool plain[256] = {
+	[' ' ... '!'] = true, ['#' ... '['] = true, [']' ... '~'] = true,
+};
+
 /*
  * The length of the valid UTF-8 sequence at @s (at most @len bytes), 0 if
  * it is not one: no overlong forms, no surrogates, nothing above U+10FFFF.
@@ -67,6 +72,21 @@ char *kt_escape(char *p, size_t room, const char *str, size_t len, enum kt_esc h
 
 	while (i < len && s[i]) {
 		char tmp[24], *t = tmp;
+		size_t run = 0;
+
+		/* the common case, a run of printable ASCII no style changes: one copy */
+		while (i + run < len && plain[s[i + run]])
+			run++;
+		if (run) {
+			if (run > (size_t)(end - p))
+				run = end - p;
+			if (!run)
+				break;
+			memcpy(p, s + i, run);
+			p += run;
+			i += run;
+			continue;
+		}
 		uint32_t cp = 0;
 		size_t n = utf8_seq(s + i, len - i, &cp);
 		bool control = n && (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0));
