@@ -55,8 +55,15 @@ struct recorder {
 };
 
 static volatile sig_atomic_t stop_sig, child_changed;
-static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
-static struct sigaction orig_sigpipe;	/* given back to the command */
+/*
+ * Signals that stop the recording (passed on to the command): every one
+ * whose default would kill ktrace with its mask still set, and SIGCHLD.
+ */
+static const int handled_signals[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD,
+};
+/* the dispositions ktrace was given, given back to the command */
+static struct sigaction orig_actions[ARRAY_SIZE(handled_signals)], orig_sigpipe;
 
 static void on_signal(int sig)
 {
@@ -69,7 +76,10 @@ static void on_signal(int sig)
 /*
  * The signals stay blocked except inside ppoll(), so none can slip in
  * between a check of the flags and going to sleep.  *orig gets the mask to
- * sleep with (and to give the command).
+ * sleep with (and to give the command).  Even one that ktrace was started
+ * with ignored (`ktrace ... &` ignores SIGINT) stops it: that is how a
+ * recording in the background is stopped.  The command gets the
+ * dispositions ktrace was given (nohup's ignored SIGHUP stays ignored).
  *
  * SIGPIPE is ignored while recording: `ktrace ... 2>&1 | head -1` must not
  * kill ktrace between setting the mask and putting it back (tracing would
@@ -83,19 +93,18 @@ static void catch_signals(sigset_t *orig)
 	sigset_t block;
 
 	sigaction(SIGPIPE, &ign, &orig_sigpipe);
-
 	sigemptyset(&block);
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
 		sigaddset(&block, handled_signals[i]);
 	sigprocmask(SIG_BLOCK, &block, orig);
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		sigaction(handled_signals[i], &sa, NULL);
+		sigaction(handled_signals[i], &sa, &orig_actions[i]);
 }
 
 static void release_signals(const sigset_t *orig)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		signal(handled_signals[i], SIG_DFL);
+		sigaction(handled_signals[i], &orig_actions[i], NULL);
 	sigaction(SIGPIPE, &orig_sigpipe, NULL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
 }

@@ -4,7 +4,8 @@
 # `ktrace -e sched -c 0 2>&1 | head -1`: the reader goes away while ktrace
 # records with its own mask.  SIGPIPE must not kill ktrace before it puts
 # the mask back (tracing would stay on for everyone); the command it runs
-# still gets the SIGPIPE disposition ktrace was given.
+# still gets the SIGPIPE disposition ktrace was given.  Nor may the other
+# signals whose default kills (SIGUSR1, SIGUSR2, SIGALRM; SIGQUIT too).
 . "$(dirname "$0")/fakedev-common.sh"
 
 fk -e 0
@@ -25,4 +26,18 @@ check "... the mask is put back (0, tracing off)" 'has_out "0x00000000"'
 rc=$(fk_env python3 closed.py "$KTRACE" -q -c 0 -o c -- sh -c "sleep 0.2; echo x; echo alive >$T/cmd")
 check "the command gets SIGPIPE's default back (killed by it: exit $rc)" \
 	'[ "$rc" = 141 ] && [ ! -s "$T/cmd" ]'
+# the other signals whose default would kill ktrace with the mask set
+for sig in USR1 USR2 ALRM; do	# (QUIT: a shell starts a background job with it ignored)
+	fk -e 0
+	env LD_PRELOAD="$FAKE" KTFAKE_PATH="$T/dev" KTRACE_DEV="$T/dev" KTFAKE_STATE="$T/state" \
+	    "$KTRACE" -q -e sched -c 0 -o q >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.4
+	kill -$sig $pid
+	wait $pid
+	krc=$?
+	fk -s
+	check "SIG$sig while recording: ktrace stops (exit $krc), the mask is put back" \
+		'[ $krc -lt 128 ] && has_out "0x00000000"'
+done
 echo "1..$n"
