@@ -50,7 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd;
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz_maps.XXXXXX");
+		/* run.sh points TMPDIR into build/fuzz/maps and removes it after */
+		snprintf(dir, sizeof(dir), "%.40s/fuzz_maps.XXXXXX",
+			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 		if (!mkdtemp(dir))
 			__builtin_trap();
 		snprintf(maps, sizeof(maps), "%s/trace.pid1.maps", dir);

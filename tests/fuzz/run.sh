@@ -77,10 +77,12 @@ for t in $targets; do
 	"seeds_$t" || exit 1
 	# -close_fd_mask=2: the tools' messages would drown the fuzzer's output
 	# (libFuzzer keeps its own copy of stderr for reports)
-	(cd "$OUT/$t" && "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 \
+	rm -rf "$OUT/$t/tmp" && mkdir -p "$OUT/$t/tmp"
+	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 \
 		-print_final_stats=1 corpus seeds 2>&1 | tail -n 25 >"$OUT/$t/last-run.log"
 	 exit "${PIPESTATUS[0]}")
 	trc=$?
+	rm -rf "$OUT/$t/tmp"
 	echo "fuzz $t: exit $trc: $(grep -E 'Done [0-9]+ runs|ERROR|SUMMARY' "$OUT/$t/last-run.log" | tr '\n' ' ')"
 	[ $trc -eq 0 ] || rc=$trc
 done
