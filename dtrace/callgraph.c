@@ -9,11 +9,13 @@
  * Nodes and edges are sorted by name, so that the same calls make the
  * same file.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "amap.h"
 #include "calls.h"
+#include "escape.h"
 #include "util.h"
 
 struct edge {
@@ -86,18 +88,13 @@ static int by_ends(const void *a, const void *b)
 	return rx < ry ? -1 : rx > ry;
 }
 
-/* Text inside a DOT string: quotes and backslashes escaped. */
-static void put_escaped(struct outbuf *o, const char *s)
+/* Text inside a DOT string: quotes, backslashes, control characters and
+ * bytes that are not UTF-8 escaped (lib/escape.c). */
+static void put_escaped(struct outbuf *o, const char *s, size_t max)
 {
 	char *p = out_reserve(o);
-	char *end = p + DTRACE_LINE_MAX / 2;
 
-	for (; *s && p < end; s++) {
-		if (*s == '"' || *s == '\\')
-			*p++ = '\\';
-		*p++ = *s;
-	}
-	out_commit(o, p);
+	out_commit(o, kt_escape(p, DTRACE_LINE_MAX / 2, s, max, KT_ESC_DOT));
 }
 
 static void put_time(struct outbuf *o, uint64_t ns)
@@ -128,17 +125,20 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 
 	out_printf(o, "digraph calls {\n\tnode [shape=box, fontname=\"monospace\", fontsize=10];\n"
 		   "\tedge [fontname=\"monospace\", fontsize=9];\n");
-	for (unsigned int i = 0; i < nr_threads; i++)
-		out_printf(o, "\tt%u [shape=ellipse, label=\"thread %u\\n(pid %u, %s)\"];\n", i,
-			   threads[i]->tid, threads[i]->pid, threads[i]->comm);
+	for (unsigned int i = 0; i < nr_threads; i++) {
+		out_printf(o, "\tt%u [shape=ellipse, label=\"thread %u\\n(pid %u, ", i,
+			   threads[i]->tid, threads[i]->pid);
+		put_escaped(o, threads[i]->comm, sizeof(threads[i]->comm));
+		out_printf(o, ")\"];\n");
+	}
 	for (unsigned int i = 0; i < nr; i++) {
 		const struct call_totals *n = sorted[i];
 
 		out_printf(o, "\tf%u [label=\"", i);
-		put_escaped(o, n->fn->name);
+		put_escaped(o, n->fn->name, SIZE_MAX);
 		if (n->fn->file) {
 			out_printf(o, "\\n");
-			put_escaped(o, n->fn->file);
+			put_escaped(o, n->fn->file, SIZE_MAX);
 			out_printf(o, ":%u", n->fn->line);
 		}
 		out_printf(o, "\\n%llu call%s, self ", (unsigned long long)n->calls,

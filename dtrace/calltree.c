@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "escape.h"
 
 #define DUR_WIDTH	12
 #define MAX_INDENT	100	/* deeper calls are shown at this depth, with it */
@@ -117,8 +118,11 @@ static void calltree_end(struct dtrace *dt, struct outbuf *o)
 	for (unsigned int i = 0; i < nr; i++) {
 		struct call_thread *t = threads[i];
 
+		char comm[KT_ESC_MAX(sizeof(t->comm)) + 1];	/* the trace's: escaped */
+
+		*kt_escape(comm, sizeof(comm) - 1, t->comm, sizeof(t->comm), KT_ESC_TEXT) = '\0';
 		out_printf(o, "%s# thread %u (pid %u, %s)\n#%*s | FUNCTION\n", i ? "\n" : "",
-			   t->tid, t->pid, t->comm, DUR_WIDTH + 2, "DURATION");
+			   t->tid, t->pid, comm, DUR_WIDTH + 2, "DURATION");
 		calls_walk(t, tree_step, &tr);
 		flush_pending(&tr, t);
 	}

@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #include "dtrace.h"
+#include "escape.h"
 #include "fields.h"
+#include "files.h"
 #include "util.h"
 
 #define CTF_MAGIC	0xc1fc1fc1u
@@ -102,15 +104,12 @@ static void put_uuid(FILE *f, const uint8_t *u)
 /* A header string as a TSDL string literal: printable ASCII, escaped. */
 static void put_string(FILE *f, const char *s, size_t size)
 {
-	fputc('"', f);
-	for (size_t i = 0; i < size && s[i]; i++) {
-		unsigned char c = s[i];
+	char buf[KT_ESC_MAX(128)];
 
-		if (c == '"' || c == '\\')
-			fputc('\\', f);
-		fputc(c >= ' ' && c < 0x7f ? c : '?', f);
-	}
-	fputc('"', f);
+	if (size > 128)
+		size = 128;
+	fprintf(f, "\"%.*s\"", (int)(kt_escape(buf, sizeof(buf), s, size, KT_ESC_TSDL) - buf),
+		buf);
 }
 
 static const char *const type_names[] = {
@@ -151,9 +150,13 @@ static void write_metadata(const struct ktfile_reader *ref)
 			  (uint64_t)(((unsigned __int128)real_ns * hz + 500000000) / 1000000000);
 	char path[4096];
 	FILE *f;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/metadata", ctf.dir);
-	f = fopen(path, "w");
+	fd = kt_create_file(path);
+	if (fd < 0)
+		die("%s: %s", path, kt_create_strerror(fd));
+	f = fdopen(fd, "w");
 	if (!f)
 		die("%s: %s", path, strerror(errno));
 	fprintf(f, "/* CTF 1.8 */\n\n"
@@ -179,7 +182,7 @@ static void write_metadata(const struct ktfile_reader *ref)
 	fprintf(f, ";\n\ttsc_hz = %llu;\n};\n\n", (unsigned long long)hz);
 	fprintf(f, "clock {\n\tname = ktrace_tsc;\n");
 	/* the TSC counts from boot: clocks of one boot correlate */
-	if (strlen(h->boot_id) == 36)
+	if (strlen(h->boot_id) == 36 && strspn(h->boot_id, "0123456789abcdef-") == 36)
 		fprintf(f, "\tuuid = \"%s\";\n", h->boot_id);
 	fprintf(f, "\tdescription = \"time stamp counter\";\n\tfreq = %llu;\n"
 		"\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %llu;\n\tabsolute = TRUE;\n};\n\n"
@@ -225,7 +228,8 @@ static void open_streams(struct dtrace *dt)
 			 s->user ? s->tid : s->cpu);
 		for (int tries = 0; s->fd < 0; tries++) {
 			snprintf(path, sizeof(path), "%s/%s", ctf.dir, s->name);
-			s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				     0600);
 			if (s->fd < 0 && (errno != EEXIST || tries))
 				die("%s: %s", path, strerror(errno));
 			if (s->fd < 0)
@@ -243,10 +247,12 @@ static void make_dir(const char *dir)
 	struct dirent *de;
 	DIR *d;
 
-	if (mkdir(dir, 0755) == 0)
-		return;
-	if (errno != EEXIST)
-		die("%s: %s", dir, strerror(errno));
+	int ret = kt_mkdir_private(dir);	/* 0700, and not a link to a directory */
+
+	if (ret == -ENOTDIR)
+		die("%s: %s (a link to one is not followed)", dir, strerror(ENOTDIR));
+	if (ret < 0)
+		die("%s: %s", dir, strerror(-ret));
 	d = opendir(dir);
 	if (!d)
 		die("%s: %s", dir, strerror(errno));

@@ -30,7 +30,13 @@ struct outbuf {
 #define DTRACE_LINE_MAX		(KTEV_TEXT_MAX + 256)
 #define DTRACE_OUT_SIZE		(1024 * 1024)
 
-void out_open(struct outbuf *o, const char *path);	/* NULL: stdout */
+/*
+ * @path NULL: standard output.  Dies if @path is one of the @inputs (by
+ * device and inode) or a symbolic link.
+ */
+struct stat;
+void out_open(struct outbuf *o, const char *path, const struct stat *inputs,
+	      unsigned int nr_inputs);
 void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size);
 void out_flush(struct outbuf *o);			/* dies on a write error */
 void out_close(struct outbuf *o);

@@ -14,16 +14,17 @@
  *
  * pipeline.c runs the text format on worker threads; out.c buffers output.
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calls.h"
 #include "dtrace.h"
+#include "opts.h"
 #include "util.h"
 
 #define MAX_CPUS	65536
@@ -41,43 +42,40 @@ enum {
 	OPT_FORMAT,
 };
 
-/* The one options table: getopt's tables and --help are made from it. */
-static const struct {
-	struct option opt;
-	const char *arg, *help;
-} options[] = {
-	{ { "events",   required_argument, NULL, 'e' }, "MASK",
+/* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
+static const struct kt_option options[] = {
+	{ "events", required_argument, 'e', "MASK",
 	  "groups to show: names, numbers, all; +grp/-grp change all" },
-	{ { "cpus",     required_argument, NULL, 'c' }, "LIST",
+	{ "cpus", required_argument, 'c', "LIST",
 	  "CPUs to show: 0-3,6 (user streams are left out)" },
-	{ { "tids",     required_argument, NULL, 'p' }, "LIST", "thread ids to show: 42,100-200" },
-	{ { "from",     required_argument, NULL, OPT_FROM }, "TIME",
+	{ "tids", required_argument, 'p', "LIST", "thread ids to show: 42,100-200" },
+	{ "from", required_argument, OPT_FROM, "TIME",
 	  "start at TIME after the first event (us; or 10ns 5us 2ms 1s)" },
-	{ { "to",       required_argument, NULL, OPT_TO }, "TIME",
+	{ "to", required_argument, OPT_TO, "TIME",
 	  "stop at TIME after the first event" },
-	{ { "summary",  no_argument,       NULL, 'S' }, NULL,
+	{ "summary", no_argument, 'S', NULL,
 	  "counts per event and CPU, lost records, time span, rate" },
-	{ { "calltree", no_argument,       NULL, OPT_CALLTREE }, NULL,
+	{ "calltree", no_argument, OPT_CALLTREE, NULL,
 	  "user threads' function calls, indented, with durations" },
-	{ { "callgraph", no_argument,      NULL, OPT_CALLGRAPH }, NULL,
+	{ "callgraph", no_argument, OPT_CALLGRAPH, NULL,
 	  "the calls as a Graphviz graph: counts and times on the edges" },
-	{ { "flat",     no_argument,       NULL, OPT_FLAT }, NULL,
+	{ "flat", no_argument, OPT_FLAT, NULL,
 	  "per function: calls, total and self time" },
-	{ { "sites",    no_argument,       NULL, OPT_SITES }, NULL,
+	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
-	{ { "format",   required_argument, NULL, OPT_FORMAT }, "FMT",
+	{ "format", required_argument, OPT_FORMAT, "FMT",
 	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON)" },
-	{ { "tsc",      no_argument,       NULL, OPT_TSC }, NULL, "raw time stamps" },
-	{ { "absolute", no_argument,       NULL, OPT_ABSOLUTE }, NULL,
+	{ "tsc", no_argument, OPT_TSC, NULL, "raw time stamps" },
+	{ "absolute", no_argument, OPT_ABSOLUTE, NULL,
 	  "wall clock time (local) from the files' reference" },
-	{ { "output",   required_argument, NULL, 'o' }, "FILE", "write to FILE" },
-	{ { "force",    no_argument,       NULL, 'f' }, NULL,
+	{ "output", required_argument, 'o', "FILE", "write to FILE" },
+	{ "force", no_argument, 'f', NULL,
 	  "merge files of different boots or hosts, keep what is valid of bad files" },
-	{ { "jobs",     required_argument, NULL, 'j' }, "N",
+	{ "jobs", required_argument, 'j', "N",
 	  "format on N threads (default: one per CPU, up to 4; 1: none)" },
-	{ { "list",     no_argument,       NULL, 'l' }, NULL, "list groups and events" },
-	{ { "help",     no_argument,       NULL, 'h' }, NULL, "this help" },
-	{ { "version",  no_argument,       NULL, 'V' }, NULL, "print the version" },
+	{ "list", no_argument, 'l', NULL, "list groups and events" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+	{ "version", no_argument, 'V', NULL, "print the version" },
 };
 
 static void usage(FILE *f)
@@ -86,29 +84,7 @@ static void usage(FILE *f)
 		"Merge ktrace trace files by time and print one line per event:\n"
 		"CPU, time in us after the first event, thread id, group:event, text.\n\n",
 		progname);
-	for (unsigned int i = 0; i < ARRAY_SIZE(options); i++) {
-		const struct option *o = &options[i].opt;
-		char left[40];
-
-		snprintf(left, sizeof(left), "%c%c%s--%s%s%s",
-			 o->val < 256 ? '-' : ' ', o->val < 256 ? o->val : ' ',
-			 o->val < 256 ? ", " : "  ", o->name,
-			 options[i].arg ? " " : "", options[i].arg ?: "");
-		fprintf(f, "  %-24s %s\n", left, options[i].help);
-	}
-}
-
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (%s -h for help)\n", progname);
-	va_end(ap);
-	exit(2);
+	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, false));
 }
 
 /* "12", "1.5ms", "250ns": nanoseconds; a plain number is microseconds. */
@@ -138,7 +114,7 @@ static uint64_t parse_time(const char *opt, const char *s)
 		if (!strcmp(p, units[i].unit))
 			return whole * units[i].ns + frac * units[i].ns / scale;
 bad:
-	usage_error("bad time '%s' for %s: a number of us, or with ns, us, ms or s", s, opt);
+	kt_usage_error("bad time '%s' for %s: a number of us, or with ns, us, ms or s", s, opt);
 }
 
 static unsigned int parse_jobs(const char *s)
@@ -147,7 +123,7 @@ static unsigned int parse_jobs(const char *s)
 	unsigned long n = strtoul(s, &end, 10);
 
 	if (*s < '0' || *s > '9' || *end || n < 1 || n > 64)
-		usage_error("bad number of jobs '%s' (1-64)", s);
+		kt_usage_error("bad number of jobs '%s' (1-64)", s);
 	return n;
 }
 
@@ -181,27 +157,17 @@ static const struct dtrace_format *parse_format(const char *s)
 	for (unsigned int i = 0; i < ARRAY_SIZE(formats); i++)
 		if (!strcmp(s, formats[i].name))
 			return formats[i].fmt;
-	usage_error("unknown format '%s' (text, ctf, perfetto)", s);
+	kt_usage_error("unknown format '%s' (text, ctf, perfetto)", s);
 }
 
 static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			  const char **output, unsigned int *flags, unsigned int *jobs,
 			  int argc, char **argv)
 {
-	struct option longopts[ARRAY_SIZE(options) + 1] = { { 0 } };
-	char shortopts[2 * ARRAY_SIZE(options) + 2] = ":", *s = shortopts + 1;
+	struct kt_opts opts = KT_OPTS(options, false);	/* options and files mix */
 	int c;
 
-	for (unsigned int i = 0; i < ARRAY_SIZE(options); i++) {
-		longopts[i] = options[i].opt;
-		if (options[i].opt.val < 256) {
-			*s++ = options[i].opt.val;
-			if (options[i].arg)
-				*s++ = ':';
-		}
-	}
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = kt_getopt(&opts, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			if (ktev_parse_mask(optarg, KTRACE_GROUP_MASK, &dt->mask) < 0)
@@ -262,22 +228,16 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case 'V':
 			printf("dtrace (ktrace) %s\n", KTRACE_VERSION);
 			exit(0);
-		case ':':
-			usage_error("option %s needs an argument", argv[optind - 1]);
-		default:
-			if (optopt)
-				usage_error("unknown option -%c", optopt);
-			usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
 	if (optind == argc)
-		usage_error("no trace files given");
+		kt_usage_error("no trace files given");
 	if (dt->tsc && dt->absolute)
-		usage_error("--tsc and --absolute do not go together");
+		kt_usage_error("--tsc and --absolute do not go together");
 	if (dt->to_ns < dt->from_ns)
-		usage_error("--to is before --from");
+		kt_usage_error("--to is before --from");
 	if ((*fmt)->to_dir && !*output)
-		usage_error("--format=ctf writes a directory: give it with -o DIR");
+		kt_usage_error("--format=ctf writes a directory: give it with -o DIR");
 	/* the calls are what these show: -e picks the other events */
 	if (*fmt == &dtrace_calltree || *fmt == &dtrace_callgraph || *fmt == &dtrace_flat)
 		dt->mask |= KTRACE_GRP_func;
@@ -367,13 +327,18 @@ int main(int argc, char **argv)
 	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
 	const struct dtrace_format *fmt = &dtrace_text;
 	const char *output = NULL;
-	unsigned int flags = 0, jobs = default_jobs();
+	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
+	struct stat *inputs;
 	int ret, kept;
 
 	util_set_progname(argv[0]);
 	parse_options(&dt, &fmt, &output, &flags, &jobs, argc, argv);
 	raise_file_limit();
 	/* libktrace's map files (DIR/trace.* names them too) are found beside the streams */
+	inputs = xcalloc(2 * (argc - optind), sizeof(*inputs));
+	for (int i = optind; i < argc; i++)
+		if (stat(argv[i], &inputs[nr_inputs]) == 0)
+			nr_inputs++;
 	kept = optind;
 	for (int i = optind; i < argc; i++) {
 		size_t len = strlen(argv[i]);
@@ -383,20 +348,30 @@ int main(int argc, char **argv)
 	}
 	argc = kept;
 	if (optind == argc)
-		usage_error("no trace files given");
+		kt_usage_error("no trace files given");
 	dt.merge = kt_merge_open(argv + optind, argc - optind, flags);
 	if (!dt.merge)
 		return 1;
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
+	/* the map files dtrace finds beside the user streams are inputs too */
+	for (unsigned int i = 0; i < kt_merge_nr_files(dt.merge); i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt.merge, i);
+		char *maps = f->hdr.cpu < 0 ? sym_maps_path(f->hdr.pid, f->path) : NULL;
+
+		if (maps && stat(maps, &inputs[nr_inputs]) == 0)
+			nr_inputs++;
+		free(maps);
+	}
 	dt.output = output;
-	out_open(&dt.out, fmt->to_dir ? NULL : output);
+	out_open(&dt.out, fmt->to_dir ? NULL : output, inputs, nr_inputs);
 	ret = run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	kt_merge_close(dt.merge);
 	free(dt.files);
 	free(dt.cpus);
 	free(dt.tids);
+	free(inputs);
 	return ret;
 }

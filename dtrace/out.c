@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dtrace.h"
@@ -23,13 +24,31 @@ void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
 	o->before_write = NULL;
 }
 
-void out_open(struct outbuf *o, const char *path)
+/*
+ * -o FILE: opened without O_TRUNC, then checked, then emptied.  It must not
+ * be one of the inputs (`dtrace -o t.cpu* ...` once put t.cpu0 there, and
+ * emptied it before reading it), compared by device and inode so that no
+ * other name for an input slips through; and it is not written through a
+ * symbolic link (a planted one in /tmp would redirect root's output).  A
+ * new file is 0600: the output holds kernel addresses too.
+ */
+void out_open(struct outbuf *o, const char *path, const struct stat *inputs,
+	      unsigned int nr_inputs)
 {
 	int fd = STDOUT_FILENO;
+	struct stat st;
 
 	if (path) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
+		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == ELOOP)
+			die("%s: is a symbolic link: dtrace does not write through links", path);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			die("%s: %s", path, strerror(errno));
+		for (unsigned int i = 0; i < nr_inputs; i++)
+			if (st.st_dev == inputs[i].st_dev && st.st_ino == inputs[i].st_ino)
+				die("%s: is one of the input files: dtrace does not overwrite "
+				    "its input", path);
+		if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
 			die("%s: %s", path, strerror(errno));
 	}
 	out_open_fd(o, fd, path ? path : "standard output", DTRACE_OUT_SIZE);

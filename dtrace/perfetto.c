@@ -29,6 +29,7 @@
 #include "amap.h"
 #include "calls.h"
 #include "dtrace.h"
+#include "escape.h"
 #include "fields.h"
 #include "symbols.h"
 #include "util.h"
@@ -62,27 +63,11 @@ static struct {
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-/* @s (at most @max bytes of it) as a JSON string. */
+/* @s (at most @max bytes of it) as a JSON string: valid UTF-8, escaped. */
 static char *put_str(char *p, const char *s, size_t max)
 {
-	static const char hex[] = "0123456789abcdef";
-
 	*p++ = '"';
-	for (size_t i = 0; s[i] && i < max; i++) {
-		unsigned char c = s[i];
-
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = c;
-		} else if (c < ' ') {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[c >> 4];
-			p[5] = hex[c & 15];
-			p += 6;
-		} else {
-			*p++ = c;
-		}
-	}
+	p = kt_escape(p, KT_ESC_MAX(max), s, max, KT_ESC_JSON);
 	*p++ = '"';
 	return p;
 }

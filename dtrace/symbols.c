@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "amap.h"
+#include "escape.h"
+#include "files.h"
 #include "ktevents.h"
 #include "ktfile.h"
 #include "symbols.h"
@@ -32,6 +34,7 @@
 
 struct module {
 	char *path, *build_id;		/* as the map says; build_id "-" if none */
+	char *shown;			/* path escaped, for messages */
 	const char *name;		/* base name, for unknown addresses */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;		/* NULL: no file, addresses stay numbers */
@@ -114,8 +117,20 @@ static bool build_id_matches(Dwfl_Module *mod, const char *id)
 	return !strcmp(hex, id);
 }
 
-static Dwfl_Module *report(struct module *m, const char *file)
+/*
+ * @file is named by a map file: hostile.  Only a regular file is read, and
+ * the open does not block, so a FIFO or a device named there cannot hang
+ * dtrace or make it read a tape.  Returns NULL with *err set (an errno, or
+ * 0 for libdwfl's message) when the file cannot be used.
+ */
+static Dwfl_Module *report(struct module *m, const char *file, int *err)
 {
+	int fd = kt_open_regular(file);
+
+	*err = fd < 0 ? -fd : 0;
+	m->mod = NULL;
+	if (fd < 0)
+		return NULL;
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	m->dwfl = dwfl_begin(&callbacks);
@@ -123,8 +138,10 @@ static Dwfl_Module *report(struct module *m, const char *file)
 		die("libdwfl: %s", dwfl_errmsg(-1));
 	dwfl_report_begin(m->dwfl);
 	/* at file address 0: the process's bias is applied by the caller */
-	m->mod = dwfl_report_elf(m->dwfl, m->name, file, -1, 0, true);
+	m->mod = dwfl_report_elf(m->dwfl, m->name, file, fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod)
+		close(fd);		/* libdwfl keeps the fd only on success */
 	return m->mod;
 }
 
@@ -139,6 +156,7 @@ static struct module *module_get(const char *path, const char *build_id)
 	m->path = xstrdup(path);
 	m->build_id = xstrdup(build_id);
 	m->name = base_name(m->path);
+	m->shown = kt_escape_dup(path, SIZE_MAX, KT_ESC_TEXT);
 	m->next = modules;
 	modules = m;
 	return m;
@@ -148,23 +166,28 @@ static struct module *module_get(const char *path, const char *build_id)
 static Dwfl_Module *module_open(struct module *m)
 {
 	char *alt;
+	int err, alt_err;
 
 	if (m->opened)
 		return m->mod;
 	m->opened = true;
-	if (access(m->path, R_OK) == 0 && report(m, m->path) &&
-	    build_id_matches(m->mod, m->build_id))
+	if (report(m, m->path, &err) && build_id_matches(m->mod, m->build_id))
 		return m->mod;
 	/* gone, or rebuilt since: the debug file of the traced build, by its id */
 	alt = find_by_build_id(m->build_id);
-	if (alt && report(m, alt) && build_id_matches(m->mod, m->build_id)) {
-		pr_debug("%s: symbols from %s", m->path, alt);
+	if (alt && report(m, alt, &alt_err) && build_id_matches(m->mod, m->build_id)) {
+		pr_debug("%s: symbols from %s", m->shown, alt);
 	} else if (m->mod) {
+		char *id = kt_escape_dup(m->build_id, SIZE_MAX, KT_ESC_TEXT);
+
 		pr_warn("%s: build id differs from the traced file's (%s): names may be wrong",
-			m->path, m->build_id);
+			m->shown, id);
+		free(id);
+	} else if (!alt && !err) {
+		pr_warn("%s: %s; its addresses stay numbers", m->shown, dwfl_errmsg(-1));
 	} else {
-		pr_warn("%s: %s; its addresses stay numbers", m->path,
-			access(m->path, R_OK) ? strerror(errno) : dwfl_errmsg(-1));
+		pr_warn("%s: %s; its addresses stay numbers", m->shown,
+			err == EINVAL ? "not a regular file" : strerror(err));
 	}
 	free(alt);
 	return m->mod;
@@ -173,7 +196,7 @@ static Dwfl_Module *module_open(struct module *m)
 /* ---- processes: the map file ------------------------------------------------ */
 
 /* trace.pid42.tid43 -> trace.pid42.maps, else DIR/trace.pid<pid>.maps */
-static char *maps_path(uint32_t pid, const char *stream)
+char *sym_maps_path(uint32_t pid, const char *stream)
 {
 	const char *tid = strstr(base_name(stream), ".tid");
 	char *path = xmalloc(strlen(stream) + 32);
@@ -189,17 +212,31 @@ static char *maps_path(uint32_t pid, const char *stream)
 	return path;
 }
 
+static char *escaped_bounded(const char *s, size_t max)
+{
+	char *out = xmalloc(max + 1);
+
+	*kt_escape(out, max, s, strlen(s), KT_ESC_TEXT) = '\0';
+	return out;
+}
+
 static void load_maps(struct sym_proc *p, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	/* a regular file only, opened without blocking: see report() */
+	int fd = kt_open_regular(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	unsigned int snapshot = 0, lineno = 0;
 	char line[8192];
 
 	if (!f) {
+		int err = fd < 0 ? -fd : errno;
+
+		if (fd >= 0)
+			close(fd);
 		/* said when an address needs it: event names alone can do without */
 		p->maps_error = xmalloc(strlen(path) + 128);
 		sprintf(p->maps_error, "%s: %s: addresses of pid %u stay numbers", path,
-			strerror(errno), p->pid);
+			err == EINVAL ? "not a regular file" : strerror(err), p->pid);
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -227,9 +264,12 @@ static void load_maps(struct sym_proc *p, const char *path)
 				*rest++ = '\0';
 			free(p->event_name[sub]);
 			free(p->event_format[sub]);
-			/* bounded: a line of dtrace's output has room for 200 bytes more */
-			p->event_name[sub] = xstrndup(name, SYM_EVENT_NAME_MAX);
-			p->event_format[sub] = xstrndup(rest, SYM_EVENT_FORMAT_MAX);
+			/*
+			 * kept as text shows them (escape.h), bounded after escaping:
+			 * a line of dtrace's output has room for 200 bytes more
+			 */
+			p->event_name[sub] = escaped_bounded(name, SYM_EVENT_NAME_MAX);
+			p->event_format[sub] = escaped_bounded(rest, SYM_EVENT_FORMAT_MAX);
 		} else if (strncmp(line, "map ", 4) && line[0] != '#' && line[0]) {
 			pr_warn("%s:%u: line not understood, ignored", path, lineno);
 		}
@@ -251,7 +291,7 @@ struct sym_proc *sym_proc(uint32_t pid, const char *stream_path)
 	p->pid = pid;
 	p->next = procs;
 	procs = p;
-	path = maps_path(pid, stream_path);
+	path = sym_maps_path(pid, stream_path);
 	load_maps(p, path);
 	free(path);
 	return p;
@@ -277,12 +317,19 @@ static const struct object *find_object(struct sym_proc *p, uint64_t addr)
 
 /* ---- functions ---------------------------------------------------------------- */
 
+/*
+ * Names come from ELF files a map file names: hostile.  They are kept as
+ * text shows them (control characters and bytes that are not UTF-8 as
+ * \xNN, see escape.h), so every view prints them safely and DOT and JSON
+ * escape their own quotes on top.  Takes @name.
+ */
 static struct sym_func *new_func(char *name, const char *file, unsigned int line)
 {
 	struct sym_func *f = xcalloc(1, sizeof(*f));
 
-	f->name = name;
-	f->file = file ? xstrdup(base_name(file)) : NULL;
+	f->name = kt_escape_dup(name, SIZE_MAX, KT_ESC_TEXT);
+	free(name);
+	f->file = file ? kt_escape_dup(base_name(file), SIZE_MAX, KT_ESC_TEXT) : NULL;
 	f->line = line;
 	if (nr_funcs == funcs_alloc) {
 		funcs_alloc = funcs_alloc ? 2 * funcs_alloc : 256;
@@ -452,10 +499,13 @@ char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
 	GElf_Sym s;
 
 	if (!mod) {
-		if (o)
-			snprintf(buf, size, "%s+0x%llx", o->mod->name, (unsigned long long)(vaddr + 1));
-		else
+		if (o) {	/* the map file's name for it: escaped */
+			char *p = kt_escape(buf, size / 2, o->mod->name, SIZE_MAX, KT_ESC_TEXT);
+
+			snprintf(p, size - (p - buf), "+0x%llx", (unsigned long long)(vaddr + 1));
+		} else {
 			snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+		}
 		return buf;
 	}
 	l = dwfl_module_getsrc(mod, vaddr);
@@ -496,6 +546,13 @@ char *sym_site(struct sym_proc *p, uint64_t addr, char *buf, size_t size)
 		len += snprintf(buf + len, size - len, " in %.*s", (int)base, sym);
 		if (sym[base] && len < (int)size)
 			snprintf(buf + len, size - len, " (%s)", sym);
+	}
+	/* file and function names are the ELF file's: shown as text shows them */
+	{
+		char *raw = xstrdup(buf);
+
+		*kt_escape(buf, size - 1, raw, SIZE_MAX, KT_ESC_TEXT) = '\0';
+		free(raw);
 	}
 	return buf;
 }
@@ -630,6 +687,7 @@ void sym_free(void)
 		free(m->funcs.keys);
 		free(m->funcs.vals);
 		free(m->path);
+		free(m->shown);
 		free(m->build_id);
 		free(m);
 	}

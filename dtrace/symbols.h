@@ -40,6 +40,9 @@ struct sym_proc;
  */
 struct sym_proc *sym_proc(uint32_t pid, const char *stream_path);
 
+/* The map file of process @pid whose stream is @stream_path (xmalloc'd). */
+char *sym_maps_path(uint32_t pid, const char *stream_path);
+
 /* The function at (or containing) @addr in @p. */
 const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr);
 

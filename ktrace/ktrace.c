@@ -7,7 +7,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,18 +17,13 @@
 
 #include "ktevents.h"
 #include "ktrace.h"
+#include "opts.h"
 #include "util.h"
 
 #define CPU_NR_MAX	8192	/* the kernel's largest NR_CPUS */
 
-/* The one options table: getopt_long's tables and --help come from it. */
-static const struct ktrace_option {
-	const char *name;
-	int has_arg;
-	int val;
-	const char *arg;
-	const char *help;
-} options[] = {
+/* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
+static const struct kt_option options[] = {
 	{ "events",   required_argument, 'e', "MASK",
 	  "set the group mask: group names (sched,fault),\n"
 	  "all, +GROUP, -GROUP or a number; 0 turns tracing off" },
@@ -67,24 +61,7 @@ static void usage(FILE *f)
 		"With -c, -d or a COMMAND it records (all online CPUs unless -c names\n"
 		"some) until interrupted, for -d SECONDS or while COMMAND runs, and a mask\n"
 		"given with -e holds for the recording only.  Without them it sets -e/-b.\n\n");
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
-		const struct ktrace_option *opt = &options[i];
-		char head[40];
-		const char *help = opt->help;
-
-		snprintf(head, sizeof(head), "-%c, --%s%s%s", opt->val, opt->name,
-			 opt->arg ? "=" : "", opt->arg ? opt->arg : "");
-		fprintf(f, "  %-24s", head);
-		/* continuation lines of the help text line up under its start */
-		while (help) {
-			const char *nl = strchr(help, '\n');
-
-			fprintf(f, "%.*s\n", nl ? (int)(nl - help) : (int)strlen(help), help);
-			help = nl ? nl + 1 : NULL;
-			if (help)
-				fprintf(f, "  %-24s", "");
-		}
-	}
+	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, true));
 	fprintf(f, "\nEnvironment: KTRACE_DEV names the device (default /dev/ktrace).\n"
 		"See ktrace(1).\n");
 }
@@ -98,7 +75,7 @@ static unsigned long parse_number(int opt, const char *arg, unsigned long min,
 	errno = 0;
 	n = strtoul(arg, &end, 10);
 	if (!isdigit((unsigned char)*arg) || *end || errno || n < min || n > max)
-		die("-%c %s: not %s (%lu-%lu)", opt, arg, what, min, max);
+		kt_usage_error("-%c %s: not %s (%lu-%lu)", opt, arg, what, min, max);
 	return n;
 }
 
@@ -122,7 +99,7 @@ static void parse_cpus(const char *arg, int ctl, bool *cpus, unsigned int nr)
 	bool all = !strcmp(arg, "all");
 
 	if (ktev_parse_list(arg, bits, nbits, "cpu") < 0)
-		exit(1);
+		exit(cpus ? 1 : KT_USAGE_EXIT);	/* said why; a usage error when read */
 	for (unsigned int n = 0; cpus && n < nr; n++) {
 		if (!ktev_bit_test(bits, n))
 			continue;
@@ -285,8 +262,7 @@ static void show_status(int ctl, const struct ktrace_info *info)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[ARRAY_SIZE(options) + 1] = { 0 };
-	char shortopts[3 * ARRAY_SIZE(options) + 3] = "+:";
+	struct kt_opts opts = KT_OPTS(options, true);	/* a command follows */
 	struct ktrace_opts o = { .output = "trace", .wait_ms = 100 };
 	const char **cpu_args = xcalloc(argc, sizeof(*cpu_args));
 	unsigned int nr_cpu_args = 0;
@@ -296,17 +272,11 @@ int main(int argc, char **argv)
 	int ctl, ret = 0, c;
 
 	util_set_progname("ktrace");
-	opterr = 0;		/* its messages would not start with "ktrace: " */
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
-		longopts[i] = (struct option){ options[i].name, options[i].has_arg,
-					       NULL, options[i].val };
-		snprintf(shortopts + strlen(shortopts), 3, "%c%s", options[i].val,
-			 options[i].has_arg ? ":" : "");
-	}
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = kt_getopt(&opts, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
-			parse_mask(optarg, 0);	/* names checked now, applied later */
+			if (ktev_parse_mask(optarg, 0, &mask) < 0)	/* checked now, applied later */
+				exit(KT_USAGE_EXIT);
 			o.events = optarg;
 			break;
 		case 's':
@@ -322,7 +292,7 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			if (!*optarg)
-				die("-o: empty file name");
+				kt_usage_error("-o: empty file name");
 			o.output = optarg;
 			break;
 		case 'l':
@@ -334,7 +304,7 @@ int main(int argc, char **argv)
 			o.duration = strtod(optarg, &end);
 			if (end == optarg || *end || !isfinite(o.duration) ||
 			    o.duration <= 0 || o.duration > 1e9)
-				die("-d %s: not a number of seconds above 0", optarg);
+				kt_usage_error("-d %s: not a number of seconds above 0", optarg);
 			break;
 		}
 		case 'b':
@@ -353,13 +323,6 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("ktrace %s\n", KTRACE_VERSION);
 			return 0;
-		case ':':
-			die("option '%s' needs an argument (ktrace -h for help)",
-			    argv[optind - 1]);
-		default:
-			if (optopt)
-				die("unknown option '-%c' (ktrace -h for help)", optopt);
-			die("unknown option '%s' (ktrace -h for help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -370,7 +333,7 @@ int main(int argc, char **argv)
 	}
 	recording = nr_cpu_args || o.duration || o.command;
 	if (!recording && !o.events && !o.status && !o.buf_records)
-		die("nothing to do: give -e, -s, -b, -c, -d or a command (ktrace -h for help)");
+		kt_usage_error("nothing to do: give -e, -s, -b, -c, -d or a command");
 
 	o.dev = getenv("KTRACE_DEV");
 	if (!o.dev || !*o.dev)

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "ktfile.h"
 #include "ktrace.h"
 #include "util.h"
@@ -57,7 +58,15 @@ struct recorder {
 };
 
 static volatile sig_atomic_t stop_sig, child_changed;
-static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+/*
+ * Signals that stop the recording (passed on to the command): every one
+ * whose default would kill ktrace with its mask still set, and SIGCHLD.
+ */
+static const int handled_signals[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD,
+};
+/* the dispositions ktrace was given, given back to the command */
+static struct sigaction orig_actions[ARRAY_SIZE(handled_signals)], orig_sigpipe;
 
 static void on_signal(int sig)
 {
@@ -70,25 +79,36 @@ static void on_signal(int sig)
 /*
  * The signals stay blocked except inside ppoll(), so none can slip in
  * between a check of the flags and going to sleep.  *orig gets the mask to
- * sleep with (and to give the command).
+ * sleep with (and to give the command).  Even one that ktrace was started
+ * with ignored (`ktrace ... &` ignores SIGINT) stops it: that is how a
+ * recording in the background is stopped.  The command gets the
+ * dispositions ktrace was given (nohup's ignored SIGHUP stays ignored).
+ *
+ * SIGPIPE is ignored while recording: `ktrace ... 2>&1 | head -1` must not
+ * kill ktrace between setting the mask and putting it back (tracing would
+ * stay on); a write to a closed pipe fails with EPIPE instead, which the
+ * messages ignore.
  */
 static void catch_signals(sigset_t *orig)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigset_t block;
 
+	sigaction(SIGPIPE, &ign, &orig_sigpipe);
 	sigemptyset(&block);
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
 		sigaddset(&block, handled_signals[i]);
 	sigprocmask(SIG_BLOCK, &block, orig);
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		sigaction(handled_signals[i], &sa, NULL);
+		sigaction(handled_signals[i], &sa, &orig_actions[i]);
 }
 
 static void release_signals(const sigset_t *orig)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		signal(handled_signals[i], SIG_DFL);
+		sigaction(handled_signals[i], &orig_actions[i], NULL);
+	sigaction(SIGPIPE, &orig_sigpipe, NULL);
 	sigprocmask(SIG_SETMASK, orig, NULL);
 }
 
@@ -150,7 +170,7 @@ static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 		if (ret < 0) {
 			while (i--)
 				unlink(r->cpus[i].path);
-			die("%s: %s", c->path, strerror(-ret));
+			die("%s: %s", c->path, kt_create_strerror(ret));
 		}
 	}
 }

@@ -93,8 +93,10 @@ static inline uint64_t ktfile_bytes(const struct ktfile_writer *w)
 }
 
 /*
- * Create (or truncate) @path and write the header.  Returns 0 or -errno; on
- * error no file is left behind.
+ * Create @path (mode 0600, O_EXCL|O_NOFOLLOW: an existing regular file is
+ * replaced, a link, FIFO or device is refused with -EEXIST; see files.h)
+ * and write the header.  Returns 0 or -errno (kt_create_strerror() says
+ * it); on error no file is left behind.
  */
 int ktfile_create(struct ktfile_writer *w, const char *path,
 		  const struct ktfile_header *h);
@@ -165,6 +167,7 @@ struct ktfile_reader {
 	uint64_t buf_off;		/* file offset of buf[0] */
 	size_t pos, nr;			/* next record in buf, records in buf */
 	uint64_t last_tsc;
+	uint64_t tsc_hz;		/* the rate ktfile_ns() converts with */
 	uint64_t ns_int, ns_frac;	/* ns per TSC tick: integer and 64-bit fraction */
 	struct ktrace_record *buf;
 };
@@ -192,7 +195,13 @@ void ktfile_reader_close(struct ktfile_reader *r);
 void ktfile_swap_header(struct ktfile_header *h);
 void ktfile_swap_record(struct ktrace_record *rec);
 
-/* Nanoseconds in @ticks of this file's TSC. */
+/*
+ * Convert this file's time stamps with @hz, not the header's rate: a merge
+ * converts every file with one rate (merge.h).
+ */
+void ktfile_set_tsc_hz(struct ktfile_reader *r, uint64_t hz);
+
+/* Nanoseconds in @ticks of this file's TSC (at r->tsc_hz). */
 static inline uint64_t ktfile_ns(const struct ktfile_reader *r, uint64_t ticks)
 {
 	return ticks * r->ns_int +

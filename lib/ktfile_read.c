@@ -170,10 +170,18 @@ static int skip_header(struct ktfile_reader *r)
 	return 0;
 }
 
+void ktfile_set_tsc_hz(struct ktfile_reader *r, uint64_t hz)
+{
+	unsigned __int128 frac = (unsigned __int128)(1000000000u % hz) << 64;
+
+	r->tsc_hz = hz;
+	r->ns_int = 1000000000u / hz;
+	r->ns_frac = frac / hz;
+}
+
 struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flags)
 {
 	struct ktfile_reader *r = xcalloc(1, sizeof(*r));
-	unsigned __int128 frac;
 	ssize_t n;
 
 	r->path = name;
@@ -190,9 +198,7 @@ struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flag
 		goto fail;
 	r->flags = flags;
 	r->buf_off = r->hdr.header_size;
-	r->ns_int = 1000000000u / r->hdr.tsc_hz;
-	frac = (unsigned __int128)(1000000000u % r->hdr.tsc_hz) << 64;
-	r->ns_frac = frac / r->hdr.tsc_hz;
+	ktfile_set_tsc_hz(r, r->hdr.tsc_hz);
 	return r;
 fail:
 	ktfile_reader_close(r);

@@ -23,6 +23,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "files.h"
 #include "ktfile.h"
 
 #ifndef KTRACE_VERSION
@@ -184,9 +185,10 @@ int ktfile_create(struct ktfile_writer *w, const char *path,
 
 	w->fd = -1;
 	w->records = 0;
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* 0600, never through a link or into a device: see files.h */
+	w->fd = kt_create_file(path);
 	if (w->fd < 0)
-		return -errno;
+		return w->fd;
 	ret = write_all(w->fd, h, sizeof(*h), &done);
 	if (ret < 0) {
 		/* a file without a whole header is no trace file: remove it */

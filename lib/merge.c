@@ -3,9 +3,12 @@
  * merge: k-way merge of trace files by time stamp, over a binary heap.
  */
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "merge.h"
 #include "util.h"
 
@@ -55,11 +58,15 @@ static bool same_origin(struct ktfile_reader *f, struct ktfile_reader *first,
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(fields); i++) {
-		const char *a = (const char *)&f->hdr + fields[i].off;
-		const char *b = (const char *)&first->hdr + fields[i].off;
+		const char *raw_a = (const char *)&f->hdr + fields[i].off;
+		const char *raw_b = (const char *)&first->hdr + fields[i].off;
+		char a[KT_ESC_MAX(65) + 1], b[KT_ESC_MAX(65) + 1];
 
-		if (!*a || !*b || !strcmp(a, b))
+		if (!*raw_a || !*raw_b || !strcmp(raw_a, raw_b))
 			continue;
+		/* the files' own strings: escaped for the terminal */
+		*kt_escape(a, sizeof(a) - 1, raw_a, 65, KT_ESC_TEXT) = '\0';
+		*kt_escape(b, sizeof(b) - 1, raw_b, 65, KT_ESC_TEXT) = '\0';
 		if (flags & KTFILE_FORCE) {
 			pr_warn("%s: offset %zu: %s '%s' differs from %s's '%s': "
 				"merging files from %s, times are not comparable",
@@ -74,6 +81,55 @@ static bool same_origin(struct ktfile_reader *f, struct ktfile_reader *first,
 		return false;
 	}
 	return true;
+}
+
+/*
+ * One clock for all: every file is converted with the rate of the first
+ * kernel (CPU) file, else of the first file.  Each writer measured its own
+ * (libktrace calibrates when it has no kernel's rate); converting each file
+ * with its own would move events against each other by the difference,
+ * 200 us a minute at 3 ppm.  More than 1 ppm apart is worth a warning.
+ */
+static void one_clock(struct kt_merge *m)
+{
+	struct ktfile_reader *ref = m->nr_files ? m->files[0] : NULL, *worst = NULL;
+	unsigned __int128 worst_diff = 0;
+	unsigned int nr_off = 0;
+
+	for (unsigned int i = 0; i < m->nr_files; i++) {
+		if (m->files[i]->hdr.cpu >= 0) {
+			ref = m->files[i];
+			break;
+		}
+	}
+	for (unsigned int i = 0; i < m->nr_files; i++) {
+		struct ktfile_reader *f = m->files[i];
+		uint64_t a = f->hdr.tsc_hz, b = ref->hdr.tsc_hz;
+		unsigned __int128 diff = a > b ? a - b : b - a;
+
+		ktfile_set_tsc_hz(f, b);
+		/* diff / b > 1e-6 */
+		if (diff * 1000000 <= b)
+			continue;
+		nr_off++;
+		if (diff > worst_diff) {
+			worst_diff = diff;
+			worst = f;
+		}
+	}
+	if (worst) {
+		char *a = kt_escape_dup(worst->path, SIZE_MAX, KT_ESC_TEXT);
+		char *b = kt_escape_dup(ref->path, SIZE_MAX, KT_ESC_TEXT);
+
+		pr_warn("%s: TSC rate %llu Hz differs from %s's %llu Hz by %.1f ppm%s; "
+			"all files are converted with %s's", a,
+			(unsigned long long)worst->hdr.tsc_hz, b,
+			(unsigned long long)ref->hdr.tsc_hz,
+			(double)worst_diff * 1e6 / ref->hdr.tsc_hz,
+			nr_off > 1 ? " (the most of the files that differ)" : "", b);
+		free(a);
+		free(b);
+	}
 }
 
 struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
@@ -98,6 +154,7 @@ struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
 		if (!same_origin(f, m->files[0], flags))
 			goto fail;
 	}
+	one_clock(m);
 	for (unsigned int i = 0; i < m->nr_files; i++) {
 		int ret = ktfile_next(m->files[i]);
 

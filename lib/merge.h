@@ -26,7 +26,9 @@ struct kt_merge;
 
 /*
  * Open @nr files and check that they belong together: same boot id and
- * hostname where both files have one.  @flags: KTFILE_FORCE passes to the
+ * hostname where both files have one.  All are converted to time with one
+ * TSC rate, the first CPU file's (the kernel's), else the first file's; a
+ * warning says so when a header's rate differs from it by more than 1 ppm.  @flags: KTFILE_FORCE passes to the
  * readers, and also merges files from different boots or hosts with a
  * warning and leaves out files with a bad header.  Returns NULL after
  * printing why.  Each reader's index is its position among the files kept.

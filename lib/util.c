@@ -14,23 +14,32 @@
 const char *progname = "ktrace";
 int verbose;
 
+/* argv[0] is the caller's: a name of any length leaves room for the message */
 void util_set_progname(const char *argv0)
 {
+	static char name[65];
 	const char *slash = strrchr(argv0, '/');
 
-	progname = slash ? slash + 1 : argv0;
+	snprintf(name, sizeof(name), "%s", slash ? slash + 1 : argv0);
+	progname = name;
 }
 
-/* One write per message, so a tool and the command it runs do not interleave. */
+/*
+ * One write per message, so a tool and the command it runs do not
+ * interleave.  Each part is cut to what is left of the buffer (snprintf
+ * returns what it would have written, not what it wrote): a name or a
+ * message of any length gives a cut line, never an overrun.
+ */
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
 	char buf[4096];
-	int len;
+	size_t len, room = sizeof(buf) - 1;	/* one byte kept for the newline */
+	int n;
 
-	len = snprintf(buf, sizeof(buf), "%s: %s", progname, level);
-	len += vsnprintf(buf + len, sizeof(buf) - len - 1, fmt, ap);
-	if (len > (int)sizeof(buf) - 2)
-		len = sizeof(buf) - 2;
+	n = snprintf(buf, room, "%s: %s", progname, level);
+	len = n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
+	n = vsnprintf(buf + len, room - len, fmt, ap);
+	len += n < 0 ? 0 : (size_t)n < room - len ? (size_t)n : room - len - 1;
 	buf[len++] = '\n';
 	fflush(stdout);
 	if (write(STDERR_FILENO, buf, len) < 0)

@@ -21,7 +21,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -39,26 +38,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "ktfile.h"
 #include "libktrace.h"
+#include "opts.h"
 #include "util.h"
 
 #define DRAIN_PERIOD_MS	5	/* a round at least this often: exits, new rings */
 
-static const struct {
-	struct option opt;
-	const char *arg, *help;
-} options[] = {
-	{ { "output",  required_argument, NULL, 'o' }, "DIR",
+/* The one options table (lib/opts.h), as ktrace's and dtrace's */
+static const struct kt_option options[] = {
+	{ "output", required_argument, 'o', "DIR",
 	  "where the trace files go (default ktrace.data)" },
-	{ { "buffer",  required_argument, NULL, 'b' }, "RECORDS",
+	{ "buffer", required_argument, 'b', "RECORDS",
 	  "ring size per thread, a power of two (default 65536)" },
-	{ { "kernel",  required_argument, NULL, 'k' }, "MASK",
+	{ "kernel", required_argument, 'k', "MASK",
 	  "trace the kernel too: ktrace -e MASK -o DIR/trace" },
-	{ { "drop",    no_argument,       NULL, 'D' }, NULL,
+	{ "drop", no_argument, 'D', NULL,
 	  "drop records when a ring is full instead of waiting" },
-	{ { "help",    no_argument,       NULL, 'h' }, NULL, "this help" },
-	{ { "version", no_argument,       NULL, 'V' }, NULL, "print the version" },
+	{ "help", no_argument, 'h', NULL, "this help" },
+	{ "version", no_argument, 'V', NULL, "print the version" },
 };
 
 static void usage(FILE *f)
@@ -68,14 +67,7 @@ static void usage(FILE *f)
 		"built with -finstrument-functions and TRACE() events go to\n"
 		"DIR/trace.pid<PID>.tid<TID>, the memory map to DIR/trace.pid<PID>.maps.\n"
 		"Then: dtrace --calltree DIR/trace.*\n\n");
-	for (unsigned int i = 0; i < ARRAY_SIZE(options); i++) {
-		char left[40];
-
-		snprintf(left, sizeof(left), "-%c, --%s%s%s", options[i].opt.val,
-			 options[i].opt.name, options[i].arg ? " " : "",
-			 options[i].arg ?: "");
-		fprintf(f, "  %-24s %s\n", left, options[i].help);
-	}
+	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, true));
 	fprintf(f, "\nEnvironment: KTRACE_LIB names libktrace.so (default: next to ktrace-run,\n"
 		"or ../lib).  See ktrace_user.h for the variables the library reads.\n");
 }
@@ -122,24 +114,20 @@ static void mkdir_p(const char *dir)
 	free(p);
 }
 
-/*
- * A directory to write trace files in: ours (or root's) and nobody else's
- * to write, where another user could plant links or swap files.
- */
+/* A directory to write trace files in (kt_open_checked_dir()), or die saying why. */
 static int open_checked_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = kt_open_checked_dir(dir);
 	struct stat st;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (fd >= 0)
+		return fd;
+	if (errno != EPERM || stat(dir, &st) < 0)
 		die("%s: %s", dir, strerror(errno));
 	if (st.st_uid != geteuid() && st.st_uid != 0)
 		die("%s: belongs to another user (uid %u); trace files go in a directory of yours",
 		    dir, (unsigned int)st.st_uid);
-	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid()))
-		die("%s: writable by others; trace files go in a directory only you can write",
-		    dir);
-	return fd;
+	die("%s: writable by others; trace files go in a directory only you can write", dir);
 }
 
 static void set_env(const char *name, const char *value)
@@ -534,7 +522,7 @@ static int exit_like(int status)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[ARRAY_SIZE(options) + 1] = { { 0 } };
+	struct kt_opts opts = KT_OPTS(options, true);	/* the command's options are its own */
 	const char *dir = "ktrace.data", *kernel_mask = NULL, *lib;
 	char *preload, *abs_dir, *base, hz[32], **args;
 	struct run run = { .child_status = 0 };
@@ -542,14 +530,11 @@ int main(int argc, char **argv)
 	int c, n = 0;
 
 	util_set_progname(argv[0]);
-	for (unsigned int i = 0; i < ARRAY_SIZE(options); i++)
-		longopts[i] = options[i].opt;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:b:k:DhV", longopts, NULL)) != -1) {
+	while ((c = kt_getopt(&opts, argc, argv)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
-				die("-o: empty directory name");
+				kt_usage_error("-o: empty directory name");
 			dir = optarg;
 			break;
 		case 'b': {
@@ -557,7 +542,8 @@ int main(int argc, char **argv)
 			unsigned long n = strtoul(optarg, &end, 0);
 
 			if (*end || n < 1024 || n > (1ul << 24) || (n & (n - 1)))
-				die("-b %s: not a power of two from 1024 to 16777216", optarg);
+				kt_usage_error("-b %s: not a power of two from 1024 to 16777216",
+					       optarg);
 			set_env("KTRACE_USER_BUF", optarg);
 			break;
 		}
@@ -573,14 +559,10 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("ktrace-run (ktrace) %s\n", KTRACE_VERSION);
 			return 0;
-		case ':':
-			die("option %s needs an argument (ktrace-run -h for help)", argv[optind - 1]);
-		default:
-			die("unknown option %s (ktrace-run -h for help)", argv[optind - 1]);
 		}
 	}
 	if (optind == argc)
-		die("no command given (ktrace-run -h for help)");
+		kt_usage_error("no command given");
 
 	lib = getenv("KTRACE_LIB");
 	if (!lib || !*lib)

@@ -48,6 +48,7 @@
 #include <stdint.h>
 #include <linux/ktrace.h>
 
+#include "files.h"
 #include "ktfile.h"
 #include "prefetch.h"
 
@@ -160,13 +161,7 @@ bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n) KT_HIDDEN;
 /* Flush every stream; @final: the process is going away. */
 int kt_flush_all(bool final) KT_HIDDEN;
 
-/*
- * Create @name in @dir for writing: a new file (O_EXCL, O_NOFOLLOW), mode
- * 0600, or -1 with errno.  @dir must be a directory of the effective user
- * (or root) that nobody else can write.  @append: open an existing file of
- * ours (not a link) to append instead.
- */
-int kt_create_file(const char *dir, const char *name, bool append) KT_HIDDEN;
+/* kt_create_file_in() and kt_open_checked_dir(): lib/files.h */
 
 /* maps.c: write the process's map, build ids and event names. */
 void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;

@@ -177,7 +177,7 @@ static KT_NOTRACE int open_maps(const char *dir, struct maps_out *o)
 
 	snprintf(name, sizeof(name), "trace.pid%u.maps", (unsigned int)pid);
 	o->len = 0;
-	o->fd = kt_create_file(dir, name, true);
+	o->fd = kt_create_file_in(dir, name, true);
 	if (o->fd < 0)
 		return -1;
 	if (first) {

@@ -426,52 +426,6 @@ static KT_NOTRACE int mkdir_p(char *path)
 	}
 }
 
-/*
- * A directory to create trace files in: ours (or root's), and nobody
- * else's to write (where another user could plant links or swap files).
- * Returns an O_PATH descriptor, or -1 with errno (EPERM: not safe).
- */
-static KT_NOTRACE int open_checked_dir(const char *dir)
-{
-	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
-	    (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid())) {
-		close(fd);
-		errno = EPERM;
-		return -1;
-	}
-	return fd;
-}
-
-KT_NOTRACE int kt_create_file(const char *dir, const char *name, bool append)
-{
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-	int dfd = open_checked_dir(dir), fd, err;
-	struct stat st;
-
-	if (dfd < 0)
-		return -1;
-	fd = openat(dfd, name, flags | (append ? O_APPEND : O_EXCL), 0600);
-	/* appending: only to a regular file of ours, not a link to another */
-	if (fd >= 0 && append && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-				  st.st_nlink != 1 || st.st_uid != geteuid())) {
-		close(fd);
-		fd = -1;
-		errno = EEXIST;
-	}
-	/* a file of an earlier run, or a link: replaced, never written through */
-	if (fd < 0 && (errno == EEXIST || errno == ELOOP) && unlinkat(dfd, name, 0) == 0)
-		fd = openat(dfd, name, flags | O_EXCL, 0600);
-	err = errno;
-	close(dfd);
-	errno = err;
-	return fd;
-}
-
 /* ---- fatal signals (standalone) ------------------------------------------ */
 
 static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
@@ -535,7 +489,7 @@ static KT_NOTRACE void at_fork_child(void);
 /* Drained: map ktrace-run's control page; false if it is not one. */
 static KT_NOTRACE bool map_control(void)
 {
-	int dfd = open_checked_dir(kt.rings), fd;
+	int dfd = kt_open_checked_dir(kt.rings), fd;
 	struct kt_control *c;
 	struct stat st;
 
@@ -608,7 +562,7 @@ static KT_NOTRACE void setup_program(void)
 		}
 		kt.mode = KT_DRAINED;
 	} else {
-		int fd = open_checked_dir(kt.dir);
+		int fd = kt_open_checked_dir(kt.dir);
 
 		if (fd < 0) {
 			warn("cannot record (a directory of another user, or writable by others)",
@@ -642,7 +596,7 @@ static KT_NOTRACE void setup_process(void)
  */
 static KT_NOTRACE struct kt_ring *map_shared_ring(size_t bytes, uint32_t pid, uint32_t tid)
 {
-	int dfd = open_checked_dir(kt.rings), fd = -1;
+	int dfd = kt_open_checked_dir(kt.rings), fd = -1;
 	struct kt_ring *r;
 	char name[64];
 
@@ -764,7 +718,7 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 		kick_writer();
 		return s;
 	}
-	fd = kt_create_file(kt.dir, name, false);
+	fd = kt_create_file_in(kt.dir, name, false);
 	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h)) {
 		warn("cannot create", s->path, errno);
 		if (fd >= 0)

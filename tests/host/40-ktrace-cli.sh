@@ -183,14 +183,19 @@ check "-q: no summary" '[ $rc -eq 0 ] && [ ! -s "$T/err" ]'
 fails fk "ktrace: $T/nodir/t.cpu0: No such file or directory" "unwritable output" \
 	-c 0 -d 0.1 -o "$T/nodir/t"
 ln -s /dev/full full.cpu0
-fails fk "ktrace: full.cpu0: No space left on device" "disk full while writing the header" \
-	-c 0 -d 0.1 -o full
-check "... a device file is not removed" '[ -L full.cpu0 ] && [ -c /dev/full ]'
+fails fk "ktrace: full.cpu0: exists and is not a regular file" \
+	"a link (to a device) where a file goes: refused, not followed" -c 0 -d 0.1 -o full
+check "... the link is not removed" '[ -L full.cpu0 ] && [ -c /dev/full ]'
 
 # a full file system: every whole record written stays, the file stays readable
 mkdir -p mnt
 if mount -t tmpfs -o size=64k ktrace-cli mnt 2>/dev/null; then
 	MNT="$T/mnt"
+	dd if=/dev/zero of=mnt/fill bs=1k count=64 2>/dev/null
+	fails fk "ktrace: mnt/h.cpu0: No space left on device" "disk full while writing the header" \
+		-c 0 -d 0.1 -o mnt/h
+	check "... no file without a whole header is left" '[ ! -e mnt/h.cpu0 ]'
+	rm -f mnt/fill
 	KTFAKE_RATE=50000 fails fk \
 		"ktrace: mnt/t.cpu0: No space left on device; the file keeps its first" \
 		"disk full while recording" -b 4096 -e sched -c 0,1 -o mnt/t -d 2

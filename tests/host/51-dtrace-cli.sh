@@ -29,8 +29,8 @@ grep -q '^sched ' "$TMP/list" && grep -q 'switch .*context switch from task %u' 
 ok $? "-l lists groups and events with formats"
 
 usage_error "no files" "no trace files given"
-usage_error "unknown short option" "unknown option -Z" -Z $T
-usage_error "unknown long option" "unknown option --bogus" --bogus $T
+usage_error "unknown short option" "unknown option '-Z'" -Z $T
+usage_error "unknown long option" "unknown option '--bogus'" --bogus $T
 usage_error "missing argument" "needs an argument" $T -e
 usage_error "unknown group" "no group 'bogus'" -e sched,bogus $T
 usage_error "mask above bit 21" "not a mask of bits" -e 0x400000 $T

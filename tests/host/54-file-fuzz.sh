@@ -1,17 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# A short fuzz run of the trace file reader (the long one: tests/fuzz/run.sh
-# 600, or bench/dtrace-fuzz.sh).  FUZZ_SECONDS sets the time (default 20).
+# A short fuzz run of each fuzz target (tests/fuzz/run.sh): the trace file
+# reader, dtrace's map file parser, the escaping of trace strings for each
+# output.  The long run: tests/fuzz/run.sh 600.  FUZZ_SECONDS sets the time
+# per target (default 20).
 cd "$(dirname "$0")/../.." || exit 1
-out=$(tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" 2>&1)
-rc=$?
-if [ $rc -eq 77 ]; then
-	echo "ok 1 - fuzz the trace file reader # SKIP $out"
-elif [ $rc -eq 0 ]; then
-	echo "ok 1 - fuzz the trace file reader: $(echo "$out" | grep -o 'Done [0-9]* runs.*')"
-else
-	echo "not ok 1 - fuzz the trace file reader (crash input in build/fuzz/)"
-	echo "$out" | tail -n 30 | sed 's/^/#   /'
-fi
-echo "1..1"
-[ $rc -eq 0 ] || [ $rc -eq 77 ]
+n=0
+for t in ktfile maps escape; do
+	n=$((n + 1))
+	out=$(tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" $t 2>&1)
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "ok $n - fuzz $t # SKIP $out"
+	elif [ $rc -eq 0 ]; then
+		echo "ok $n - fuzz $t: $(echo "$out" | grep -o 'Done [0-9]* runs.*')"
+	else
+		echo "not ok $n - fuzz $t (crash input in build/fuzz/$t/)"
+		echo "$out" | tail -n 30 | sed 's/^/#   /'
+	fi
+done
+echo "1..$n"

@@ -111,6 +111,40 @@ tree "$DEST" | diff -u "$TMP/before" - >"$TMP/tree.diff"
 ok $? "uninstall leaves the tree as it was: others' files kept, ktrace's dirs gone" \
 	"$(cat "$TMP/tree.diff")"
 
+# ---- another dtrace (systemtap-sdt-dev's /usr/bin/dtrace) is not shadowed ----
+DEST2=$TMP/dest2
+D2=$DEST2$P
+mkdir -p "$D2/bin" "$TMP/otherbin"
+printf '#!/bin/sh\n# dtrace: USDT probe generator (systemtap-sdt-dev)\necho sdt\n' \
+	| tee "$D2/bin/dtrace" "$TMP/otherbin/dtrace" >/dev/null
+chmod +x "$D2/bin/dtrace" "$TMP/otherbin/dtrace"
+make -s O="$O" LDCONFIG=: DESTDIR="$DEST2" PREFIX="$P" install >"$TMP/make.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "is another program called dtrace" "$TMP/make.log" &&
+	grep -q "DTRACE_NAME=ktrace-dtrace" "$TMP/make.log" &&
+	[ "$("$D2/bin/dtrace")" = sdt ] && [ ! -e "$D2/bin/ktrace" ]
+ok $? "another bin/dtrace in DESTDIR/PREFIX: install refuses, says how, installs nothing" \
+	"$(tail -n 8 "$TMP/make.log")"
+make -s O="$O" LDCONFIG=: PREFIX="$TMP/p2" PATH="$TMP/otherbin:$PATH" install \
+	>"$TMP/make.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "$TMP/otherbin/dtrace is another program called dtrace" "$TMP/make.log" &&
+	[ ! -e "$TMP/p2/bin/dtrace" ]
+ok $? "another dtrace on PATH: install refuses" "$(tail -n 8 "$TMP/make.log")"
+make_ "make install DTRACE_NAME=ktrace-dtrace beside it" DESTDIR="$DEST2" PREFIX="$P" \
+	DTRACE_NAME=ktrace-dtrace install
+"$D2/bin/ktrace-dtrace" --version 2>&1 | grep -q "dtrace (ktrace)" &&
+	[ "$("$D2/bin/dtrace")" = sdt ] && [ -f "$D2/share/man/man1/ktrace-dtrace.1" ]
+ok $? "... ktrace's dtrace is bin/ktrace-dtrace, the other dtrace untouched"
+make_ "make uninstall DTRACE_NAME=ktrace-dtrace" DESTDIR="$DEST2" PREFIX="$P" \
+	DTRACE_NAME=ktrace-dtrace uninstall
+[ "$("$D2/bin/dtrace")" = sdt ] && [ ! -e "$D2/bin/ktrace-dtrace" ] && [ ! -e "$D2/bin/ktrace" ]
+ok $? "... uninstall removes ktrace-dtrace and leaves the other dtrace"
+make_ "make uninstall (default name) leaves another program's dtrace" DESTDIR="$DEST2" \
+	PREFIX="$P" uninstall
+[ "$("$D2/bin/dtrace")" = sdt ]
+ok $? "... it is still there"
+
 # ---- into a PREFIX of its own: build against it, run, read the trace ----
 PFX=$TMP/prefix
 make_ "make install PREFIX=\$TMP/prefix" PREFIX="$PFX" install

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0 */
+/*
+ * files: creating and opening files the tools' way.  Trace files hold
+ * kernel addresses and memory maps, and the tools often run as root in
+ * directories others can write (/tmp): a name may be a planted symbolic
+ * link, FIFO or device.
+ *
+ * Created files are 0600 and directories 0700, created with O_EXCL and
+ * O_NOFOLLOW: a link is never followed, a device or FIFO never written.
+ * Files read by name that must be files (map files, the ELF files they
+ * name) are opened non-blocking and checked to be regular before a read.
+ */
+#ifndef KT_FILES_H
+#define KT_FILES_H
+
+#include <stdbool.h>
+
+/*
+ * Create @path for writing, mode 0600.  An existing regular file of that
+ * name is replaced (unlinked, then created anew); a symbolic link, FIFO,
+ * device or directory is left alone and -EEXIST returned.  Returns the fd
+ * (O_CLOEXEC) or -errno.
+ */
+int kt_create_file(const char *path);
+
+/* Why kt_create_file() failed, for a message after the path. */
+const char *kt_create_strerror(int err);
+
+/*
+ * Open @path read-only if it is a regular file: opened O_NONBLOCK (a FIFO
+ * does not hang the open), checked with fstat, then made blocking again.
+ * Returns the fd (O_CLOEXEC) or -errno: -EINVAL for a FIFO, device,
+ * socket or directory.
+ */
+int kt_open_regular(const char *path);
+
+/*
+ * Make directory @path, mode 0700; an existing one is accepted if it is a
+ * real directory (not a link to one).  Returns 0 or -errno.
+ */
+int kt_mkdir_private(const char *path);
+
+/*
+ * A directory to create files in when the files may be written by a
+ * program run by another user (libktrace in a setuid program, ktrace-run):
+ * it must be the effective user's (or root's) and nobody else's to write.
+ * Returns a directory descriptor, or -1 with errno (EPERM: not safe).
+ */
+int kt_open_checked_dir(const char *dir);
+
+/*
+ * Create @name in @dir (checked as above), 0600, O_EXCL|O_NOFOLLOW: a link
+ * or an earlier file in the way is unlinked, never followed.  @append: open
+ * an existing regular file of ours with one link to append instead.
+ * Returns the fd or -1 with errno.
+ */
+int kt_create_file_in(const char *dir, const char *name, bool append);
+
+#endif /* KT_FILES_H */
