@@ -14,7 +14,7 @@ cd "$ROOT" || exit 1
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)"; exit 77; }
 mkdir -p "$OUT/corpus"
 srcs="tests/fuzz/fuzz_calls.c $(ls dtrace/*.c | grep -v '/main\.c$') lib/ktfile_read.c
-      lib/ktfile_write.c lib/ktevents.c lib/merge.c lib/util.c"
+      lib/ktfile_write.c lib/ktevents.c lib/merge.c lib/util.c lib/escape.c lib/files.c"
 if ! clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Iinclude/uapi -Ilib -Idtrace -DKTRACE_VERSION='"fuzz"' -o "$OUT/fuzz_calls" \
 	$srcs -ldw -lelf -pthread 2>"$OUT/build.log"; then

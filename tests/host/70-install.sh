@@ -7,6 +7,9 @@
 # page's example against the installed library with pkg-config alone, run
 # it and read its trace with the installed dtrace.
 . "$(dirname "$0")/dtrace-common.sh"
+# The tools' files only: the module's DKMS source (DKMS=1, the default where
+# dkms is installed) is checked at the end.
+export DKMS=0
 
 VERSION=$(sed -n 's/^VERSION[[:space:]]*:=[[:space:]]*//p' Makefile)
 DEST=$TMP/dest
@@ -192,5 +195,16 @@ make_ "make uninstall PREFIX=\$TMP/prefix" PREFIX="$PFX" uninstall
 left=$(cd "$PFX" && find . ! -type d; find . -path '*ktrace*')
 [ -z "$left" ]
 ok $? "uninstall leaves no file and no ktrace directory in the prefix" "$left"
+
+# DKMS=1: the module's source, as dkms add wants it, and gone again on uninstall
+DEST3=$TMP/dest3
+make_ "make install DKMS=1" DKMS=1 DESTDIR="$DEST3" PREFIX="$P" install
+src=$DEST3/usr/src/ktrace-$(sed -n 's/^VERSION[[:space:]]*:= *//p' Makefile)
+[ -f "$src/dkms.conf" ] && [ -f "$src/module.c" ] && [ -f "$src/buffer.c" ] &&
+	grep -q '^PACKAGE_NAME="\{0,1\}ktrace' "$src/dkms.conf"
+ok $? "DKMS=1 installs the module's source with its dkms.conf" "$(ls -R "$DEST3/usr/src" 2>&1 | head)"
+make_ "make uninstall DKMS=1" DKMS=1 DESTDIR="$DEST3" PREFIX="$P" uninstall
+[ ! -e "$src" ]
+ok $? "DKMS=1 uninstall removes the module's source"
 
 done_testing

@@ -44,6 +44,7 @@ typedef unsigned int gfp_t;
 #define __init
 #define notrace
 #define __read_mostly
+#define __maybe_unused		__attribute__((unused))
 #undef __always_inline
 #define __always_inline		inline __attribute__((always_inline))
 #define ____cacheline_aligned_in_smp __attribute__((aligned(64)))
