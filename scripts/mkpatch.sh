@@ -27,7 +27,7 @@ die() { echo "mkpatch: $*" >&2; exit 1; }
 
 # The pristine files: every file a hunk changes, and checkpatch's own.
 pristine_files() {
-	sed -n 's|^--- a/||p' "$top"/kernel-patch/*.diff
+	sed -n 's|^--- a/||p' "$top"/kernel-patch/6.1/*.diff "$top"/kernel-patch/common/*.diff
 	printf '%s\n' COPYING CREDITS Kbuild Makefile README \
 		scripts/checkpatch.pl scripts/spelling.txt \
 		scripts/const_structs.checkpatch
@@ -71,6 +71,8 @@ commit_patch() {
 		cp "$top/$src" "$work/$dest"
 	done
 	for hunk in $hunks; do
+		hunk=6.1/$hunk
+		[ -f "$top/kernel-patch/$hunk" ] || hunk=common/${hunk#6.1/}
 		git -C "$work" apply --index "$top/kernel-patch/$hunk" ||
 			die "series: '$subject': kernel-patch/$hunk does not apply"
 	done
