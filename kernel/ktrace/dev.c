@@ -348,7 +348,6 @@ static const struct file_operations ktrace_fops = {
 	.poll		= ktrace_poll,
 	.unlocked_ioctl	= ktrace_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 static struct miscdevice ktrace_misc = {
