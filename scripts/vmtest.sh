@@ -1,9 +1,9 @@
 #!/bin/bash
-# ktrace: boot build/kernel-$KCONFIG under QEMU (4 vCPUs, TCG) with
+# ktrace: boot build/kernel-$KVER-$KCONFIG under QEMU (4 vCPUs, TCG) with
 # build/vm/initramfs.cpio and run the in-VM tests (tests/vm/NN-name.{sh,c}).
 # The guest frames each test's output with markers (tests/vm/run-vm.sh);
-# this script splits the console log into build/results/vm-$KCONFIG-NAME.tap
-# and checks the kernel itself into build/results/vm-$KCONFIG-kernel.tap.
+# this script splits the console log into build/results/vm-$KVER-$KCONFIG-NAME.tap
+# and checks the kernel itself into build/results/vm-$KVER-$KCONFIG-kernel.tap.
 #
 # A test that needs a boot parameter says so in a comment line of its source:
 #   # vm-append: ktrace.mask=0x3
@@ -18,9 +18,11 @@ cd "$(dirname "$0")/.."
 . scripts/tap.sh
 
 KCONFIG=${KCONFIG:-vm}
-kernel=build/kernel-$KCONFIG/arch/x86/boot/bzImage
+top=$PWD
+. scripts/kver.sh
+kernel=${kver_objdir#"$top"/}/arch/x86/boot/bzImage
 initrd=build/vm/initramfs.cpio
-pfx=build/results/vm-$KCONFIG
+pfx=build/results/vm-$KVER-$KCONFIG
 vm_timeout=${VM_TIMEOUT:-1200}
 test_timeout=${VM_TEST_TIMEOUT:-300}
 # Splats are looked for in kernel lines, which carry a [seconds] stamp
@@ -45,7 +47,7 @@ qemu_cmd() {
 }
 
 if [ "${1:-}" = --shell ]; then
-	msg "interactive VM ($KCONFIG kernel); 'poweroff -f' or Ctrl-A X leaves"
+	msg "interactive VM (Linux $KVER, $KCONFIG kernel); 'poweroff -f' or Ctrl-A X leaves"
 	qemu_cmd "kt_shell=1 ${VM_APPEND:-}"
 	exec "${cmd[@]}"
 fi
@@ -139,9 +141,9 @@ kernel_check() {
 
 # One boot: the tests in $1 (comma-separated), extra kernel arguments $2.
 boot() {
-	local tests=$1 append=$2 log=build/vm/console-$KCONFIG-$nboot.log
+	local tests=$1 append=$2 log=build/vm/console-$KVER-$KCONFIG-$nboot.log
 	local start=$SECONDS rc status n rc_n cmd
-	msg "vm: boot $nboot ($KCONFIG kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
+	msg "vm: boot $nboot (Linux $KVER $KCONFIG kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
 	set +e
 	qemu_cmd "kt_tests=$tests kt_timeout=$test_timeout $append ${VM_APPEND:-}"
 	timeout -k 10 "$vm_timeout" "${cmd[@]}" </dev/null 2>&1 | progress "$log"
@@ -177,7 +179,7 @@ boot() {
 }
 
 mkdir -p build/results build/vm
-rm -f "$pfx"-*.tap "$pfx"-console.log build/vm/console-"$KCONFIG"-*.log
+rm -f "$pfx"-*.tap "$pfx"-console.log build/vm/console-"$KVER-$KCONFIG"-*.log
 start=$SECONDS
 nboot=0
 for key in "${order[@]}"; do
@@ -185,5 +187,5 @@ for key in "${order[@]}"; do
 	boot "${group[$key]}" "${key#x}"
 done
 read -r pass fail < <(tap_counts "$pfx"-*.tap)
-msg "vm ($KCONFIG): $pass passed, $fail failed in $((SECONDS - start))s; results in $pfx-*.tap"
+msg "vm (Linux $KVER $KCONFIG): $pass passed, $fail failed in $((SECONDS - start))s; results in $pfx-*.tap"
 [ "$fail" -eq 0 ]
