@@ -118,8 +118,13 @@ while IFS= read -r line || [ -n "$line" ]; do
 	"Hunks: "*) hunks=${line#Hunks: } ;;
 	"%%")
 		[ -n "$subject" ] || die "series: body without a Subject: line"
-		commit_patch
 		nr=$((nr + 1))
+		# hunk files are numbered in the order the series applies them
+		for hunk in $hunks; do
+			[[ $hunk == $(printf %04d "$nr")-* ]] ||
+				die "series: patch $nr ('$subject'): hunk $hunk should be numbered $(printf %04d "$nr")"
+		done
+		commit_patch
 		subject= files= hunks= body=
 		;;
 	*)
@@ -146,6 +151,11 @@ if [ $check = 1 ]; then
 	for p in "$out"/series/*.patch; do
 		(cd "$work" && perl scripts/checkpatch.pl --strict --quiet "$p") ||
 			status=1
+		# section banners ("/* --- fast path ---- */") are not kernel style
+		if grep -n '^+.*/\* *[-=*]\{3,\}.*[-=*]\{3,\} *\*/' "$p"; then
+			echo "mkpatch: ${p##*/}: banner comments (above)" >&2
+			status=1
+		fi
 	done
 	[ $status = 0 ] && echo "mkpatch: Linux $KVER: checkpatch.pl --strict: 0 errors, 0 warnings"
 	exit $status

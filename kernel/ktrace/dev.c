@@ -44,8 +44,6 @@ static int ktrace_check_cap(void)
 	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
-/* --- read side ----------------------------------------------------------- */
-
 /* Say we are about to sleep, then look once more for records. */
 static bool ktrace_reader_wait_prepare(struct ktrace_buf *buf)
 {
@@ -105,8 +103,6 @@ static __poll_t ktrace_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &buf->wait, wait);
 	return ktrace_reader_wait_prepare(buf) ? 0 : EPOLLIN | EPOLLRDNORM;
 }
-
-/* --- write side: user events --------------------------------------------- */
 
 /*
  * A user event is one record of group "user" alone, followed by its
@@ -180,8 +176,6 @@ out_free_recs:
 	kfree(recs);
 	return ret;
 }
-
-/* --- ioctls -------------------------------------------------------------- */
 
 static long ktrace_ioc_info(void __user *uarg)
 {
@@ -310,8 +304,6 @@ static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
-/* --- file_operations ----------------------------------------------------- */
-
 static int ktrace_open(struct inode *inode, struct file *file)
 {
 	struct ktrace_reader *reader;
@@ -356,8 +348,6 @@ static struct miscdevice ktrace_misc = {
 	.fops	= &ktrace_fops,
 	.mode	= 0600,
 };
-
-/* --- init ---------------------------------------------------------------- */
 
 static int __init ktrace_dev_init(void)
 {
