@@ -26,12 +26,17 @@ rel=${out#"$top"/}
 msg() { echo "ktrace: $*"; }
 die() { echo "ktrace: $*" >&2; exit 1; }
 
-# vm.config always; KCONFIG=debug (or any NAME) adds scripts/kconfig/NAME.config
-frags=("$top/scripts/kconfig/vm.config")
-[ "$KCONFIG" = vm ] || frags+=("$top/scripts/kconfig/$KCONFIG.config")
-for f in "${frags[@]}"; do
+# vm.config always; KCONFIG=debug (or any NAME) adds scripts/kconfig/NAME.config,
+# after the fragment it names in a "# ktrace-base: NAME" line (rt: debug).
+add_frag() {
+	local f=$top/scripts/kconfig/$1.config base
 	[ -f "$f" ] || die "KCONFIG=$KCONFIG: no config fragment ${f#"$top"/}"
-done
+	base=$(sed -n 's/^# ktrace-base: *//p' "$f")
+	[ -z "$base" ] || add_frag "$base"
+	frags+=("$f")
+}
+frags=("$top/scripts/kconfig/vm.config")
+[ "$KCONFIG" = vm ] || add_frag "$KCONFIG"
 [ -e "$src_patch" ] || die "no ${src_patch#"$top"/}: run 'make patch' first"
 
 # ccache with paths relative to the checkout: another checkout (CI) hits too
