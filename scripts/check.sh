@@ -1,6 +1,6 @@
 #!/bin/bash
 # ktrace: `make check`: dependencies, tools, host tests, then for each kernel
-# of CHECK_CONFIGS (VERSION:KCONFIG, default "6.1:vm 6.12:rt"; a bare KCONFIG
+# of CHECK_CONFIGS (VERSION:KCONFIG, default "6.1:vm 6.12:vm"; a bare KCONFIG
 # means the newest version): the series' checkpatch, the kernel build, the
 # in-VM tests, and once per version the kernel's UAPI header test, W=1 and
 # sparse on kernel/ktrace; then the summary.  Each step says which kernel
@@ -11,9 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/tap.sh
 
-# Cold on 2 cores (see README): 6.1 vm and 6.12 rt fit in 45 minutes with
-# the host tests; 6.12 vm is the same tests with fewer checks.
-CHECK_CONFIGS=${CHECK_CONFIGS:-6.1:vm 6.12:rt}
+# Cold on 2 idle cores a vm kernel builds in about 6 minutes (6.1: 359 s,
+# 1115 files; 6.12: 1222 files) and a debug or rt one (KASAN, lockdep) in
+# about twice that, so the two vm kernels are what fits in 45 minutes with
+# the host and in-VM tests; add 6.12:rt (PREEMPT_RT + lockdep + KASAN) or
+# 6.1:debug when there is time.
+CHECK_CONFIGS=${CHECK_CONFIGS:-6.1:vm 6.12:vm}
 start=$SECONDS
 rm -rf build/results
 mkdir -p build/results
