@@ -156,8 +156,8 @@ build() {
 	local start=$SECONDS next=30 pid before=none stamp=$out/.ktrace-build-start
 	[ ! -f "$image" ] || before=$(stat -c %Y "$image")
 	if [ "$before" = none ]; then
-		msg "building Linux $KVER ($KCONFIG config): the first build takes 6-15 minutes" \
-		    "on 2 cores (less with a warm ccache); log: $rel/build.log"
+		msg "building Linux $KVER ($KCONFIG config): the first build takes about 6 minutes" \
+		    "on 2 idle cores, longer when they are shared; log: $rel/build.log"
 	else
 		msg "building Linux $KVER ($KCONFIG config)"
 	fi
