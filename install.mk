@@ -66,9 +66,9 @@ install: tools patch
 	$(INSTALL) -m 644 ktrace/ktrace.1 user/ktrace-run.1 $(KT_MANDIR)/man1
 	$(INSTALL) -m 644 dtrace/dtrace.1 $(KT_MANDIR)/man1/$(DTRACE_NAME).1
 	$(INSTALL) -m 644 user/libktrace.3 $(KT_MANDIR)/man3
-	$(INSTALL) -m 644 $(O)/patch/ktrace.patch $(KT_DATADIR)
+	$(INSTALL) -m 644 $(O)/patch/$(KVER)/ktrace.patch $(KT_DATADIR)
 	rm -f $(KT_DATADIR)/series/*.patch
-	$(INSTALL) -m 644 $(O)/patch/series/*.patch $(KT_DATADIR)/series
+	$(INSTALL) -m 644 $(O)/patch/$(KVER)/series/*.patch $(KT_DATADIR)/series
 	$(KT_LDCONFIG)
 
 uninstall:

@@ -10,8 +10,11 @@
 # `make install` also puts the tree in $(DESTDIR)/usr/src/ktrace-$(VERSION)
 # for `dkms install ktrace/$(VERSION)` (module/README of the repo's README).
 
-KVER		?= $(shell uname -r)
-KDIR		?= /lib/modules/$(KVER)/build
+# KVER given on the command line (or in the environment) is the release to
+# build for; otherwise it is kernel.mk's series version, and the module is
+# for the running kernel.
+MODULE_KREL	:= $(if $(filter command line environment,$(origin KVER)),$(KVER),$(shell uname -r))
+KDIR		?= /lib/modules/$(MODULE_KREL)/build
 MODULE_SRC	:= $(O)/module/ktrace-$(VERSION)
 MODULE_FILES	:= kernel/ktrace/buffer.c kernel/ktrace/dev.c kernel/ktrace/internal.h \
 		   kernel/ktrace/module.c include/linux/ktrace.h \
@@ -32,7 +35,7 @@ $(MODULE_SRC)/.stamp: $(MODULE_FILES) module/module.mk Makefile
 
 module: module-src
 	@[ -f $(KDIR)/Makefile ] || { echo "ktrace: make module: no kernel headers in $(KDIR)" \
-		"(apt-get install linux-headers-$(KVER), or KDIR=)" >&2; exit 1; }
+		"(apt-get install linux-headers-$(MODULE_KREL), or KDIR=)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(abspath $(MODULE_SRC)) modules
 	@echo "ktrace: built $(MODULE_SRC)/ktrace.ko for $$(modinfo -F vermagic $(MODULE_SRC)/ktrace.ko)"
 

@@ -3,8 +3,9 @@
 #
 # check-series.sh: prove that every patch of the series builds on its own.
 #
-# Applies build/patch/series/*.patch one at a time to a pristine tree in
-# build/linux-series and builds the vm kernel configuration after each, so
+# Applies build/patch/$KVER/series/*.patch (KVER default the newest) one at
+# a time to a pristine tree in build/check-series/linux-$KVER and builds the
+# vm kernel configuration after each, so
 # a patch that only builds together with a later one is caught.  The tree
 # and its object directory are kept, so each step is incremental.  Not
 # part of `make check`: it takes about 20 minutes on 2 CPUs (13 for the
@@ -13,18 +14,22 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${KTRACE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-tree=$top/build/linux-series
-out=$top/build/kernel-series
+. "$top/scripts/kver.sh"
+tarball=${KTRACE_KERNEL_TARBALL:-$kver_tarball}
+# the same names, relative to each other, as make kernel's tree and objects,
+# so ccache (CCACHE_BASEDIR) finds what make kernel compiled
+tree=$top/build/check-series/linux-$KVER
+out=$top/build/check-series/kernel-$KVER-vm
+export CCACHE_BASEDIR=$top
 cc="ccache gcc"
 command -v ccache >/dev/null || cc=gcc
 
-msg() { echo "check-series: $*"; }
+msg() { echo "check-series: Linux $KVER: $*"; }
 die() { echo "check-series: $*" >&2; exit 1; }
 
 bash "$top/scripts/mkpatch.sh" >/dev/null
-patches=("$top"/build/patch/series/*.patch)
-[ -e "${patches[0]}" ] || die "no patches in build/patch/series"
+patches=("$kver_patch"/series/*.patch)
+[ -e "${patches[0]}" ] || die "no patches in ${kver_patch#"$top"/}/series"
 
 rm -rf "$tree"
 mkdir -p "$tree" "$out"

@@ -23,7 +23,10 @@ esac
 scripts/deps.sh
 msg "building the tools"
 make -s tools
-log_hint="build/kernel-vm/build.log"
+top=$PWD
+KCONFIG=vm
+. scripts/kver.sh
+log_hint="${kver_objdir#"$top"/}/build.log"
 make -s kernel KCONFIG=vm
 log_hint="the messages above"
 make -s initramfs >/dev/null

@@ -7,7 +7,7 @@ pkgs=(
 	# tools and kernel build
 	gcc make libc6-dev binutils ccache flex bison bc libelf-dev libssl-dev
 	cpio xz-utils kmod rsync perl python3 patch git pkg-config file
-	linux-source-6.1
+	linux-source-6.1 linux-source-6.12 sparse
 	# the test VM
 	qemu-system-x86 busybox-static
 	# symbols, graphs and the tracers we compare with or read our output

@@ -1,26 +1,30 @@
 # SPDX-License-Identifier: GPL-2.0
 # ktrace: dependencies, the kernel patch, the test kernel and `make check`.
-#   make patch                 build/patch/ktrace.patch (scripts/mkpatch.sh)
-#   make kernel [KCONFIG=vm|debug]   build/kernel-$(KCONFIG)/arch/x86/boot/bzImage
+# KVER picks the Linux version (one of kernel-patch/<version>/: 6.1, 6.12;
+# default the newest); every target below works on that version.
+#   make patch [KVER=6.1]      build/patch/$(KVER)/ktrace.patch (scripts/mkpatch.sh)
+#   make kernel [KVER=..] [KCONFIG=vm|debug|rt]
+#               build/kernel-$(KVER)-$(KCONFIG)/arch/x86/boot/bzImage
 #               [KTRACE_PATCH=/dev/null]  (the plain kernel, for comparisons)
-#   make vmtest [KCONFIG=..] [VM_TESTS="00-smoke ..."] [VM_APPEND="..."]
-#   make vmshell [KCONFIG=..]  the test VM with an interactive shell
-#   make check [CHECK_CONFIGS="vm debug"]
+#   make vmtest [KVER=..] [KCONFIG=..] [VM_TESTS="00-smoke ..."] [VM_APPEND="..."]
+#   make vmshell [KVER=..] [KCONFIG=..]  the test VM with an interactive shell
+#   make check-series [KVER=..]  every patch of the series builds on its own
+#   make check [CHECK_CONFIGS="6.1:vm 6.12:vm 6.12:rt"]  (default 6.1:vm 6.12:vm)
 
+KVER		?= $(shell ls -d kernel-patch/[0-9]*/ | sed 's|kernel-patch/||; s|/||' | sort -V | tail -n 1)
 KCONFIG		?= vm
-KERNEL_IMAGE	:= $(O)/kernel-$(KCONFIG)/arch/x86/boot/bzImage
-KTRACE_PATCH	?= $(O)/patch/ktrace.patch
+KERNEL_IMAGE	:= $(O)/kernel-$(KVER)-$(KCONFIG)/arch/x86/boot/bzImage
+KTRACE_PATCH	?= $(O)/patch/$(KVER)/ktrace.patch
+export KVER
 
 .PHONY: deps
 deps:
 	@scripts/deps.sh
 
-# Without scripts/mkpatch.sh the patch is empty and the kernel is plain
-# linux-source-6.1.  One mkpatch at a time: it rewrites build/patch.
+# One mkpatch at a time: it rewrites build/patch/$(KVER).
 patch:
 	@mkdir -p $(O)/patch
-	@if [ -f scripts/mkpatch.sh ]; then flock $(O)/.patch.lock bash scripts/mkpatch.sh; \
-	else : > $(O)/patch/ktrace.patch; fi
+	@flock $(O)/.patch.lock bash scripts/mkpatch.sh
 
 # every patch of the series builds on its own (about 20 minutes cold)
 .PHONY: check-series

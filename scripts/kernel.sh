@@ -1,8 +1,9 @@
 #!/bin/bash
-# ktrace: build the test kernel.  Extracts Debian's linux-source-6.1 into
-# build/linux, applies build/patch/ktrace.patch, configures tinyconfig plus the
-# fragments in scripts/kconfig/ and builds bzImage out of tree in
-# build/kernel-$KCONFIG.  Incremental: a changed patch replaces the previously
+# ktrace: build the test kernel.  Extracts Debian's linux-source-$KVER (KVER
+# default the newest, see scripts/kver.sh) into build/linux-$KVER, applies
+# build/patch/$KVER/ktrace.patch, configures tinyconfig plus the fragments in
+# scripts/kconfig/ and builds bzImage out of tree in build/kernel-$KVER-$KCONFIG.
+# Incremental: a changed patch replaces the previously
 # applied copy (reverse, then apply), and files whose content did not change
 # keep their old mtimes so make rebuilds only what the patch really changed.
 set -euo pipefail
@@ -10,25 +11,32 @@ cd "$(dirname "$0")/.."
 top=$PWD
 
 KCONFIG=${KCONFIG:-vm}
-tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-tree=$top/build/linux
+. scripts/kver.sh
+tarball=$kver_tarball
+tree=$kver_tree
 # KTRACE_PATCH=/dev/null builds the plain kernel (for comparisons)
-src_patch=${KTRACE_PATCH:-$top/build/patch/ktrace.patch}
-new=$top/build/linux.new-$KCONFIG.patch	# private copy of $src_patch
-applied=$top/build/linux.applied.patch
-out=$top/build/kernel-$KCONFIG
+src_patch=${KTRACE_PATCH:-$kver_patch/ktrace.patch}
+new=$tree.new-$KCONFIG.patch	# private copy of $src_patch
+applied=$tree.applied.patch
+out=$kver_objdir
 image=$out/arch/x86/boot/bzImage
 log=$out/build.log
+rel=${out#"$top"/}
 
 msg() { echo "ktrace: $*"; }
 die() { echo "ktrace: $*" >&2; exit 1; }
 
-# vm.config always; KCONFIG=debug (or any NAME) adds scripts/kconfig/NAME.config
-frags=("$top/scripts/kconfig/vm.config")
-[ "$KCONFIG" = vm ] || frags+=("$top/scripts/kconfig/$KCONFIG.config")
-for f in "${frags[@]}"; do
+# vm.config always; KCONFIG=debug (or any NAME) adds scripts/kconfig/NAME.config,
+# after the fragment it names in a "# ktrace-base: NAME" line (rt: debug).
+add_frag() {
+	local f=$top/scripts/kconfig/$1.config base
 	[ -f "$f" ] || die "KCONFIG=$KCONFIG: no config fragment ${f#"$top"/}"
-done
+	base=$(sed -n 's/^# ktrace-base: *//p' "$f")
+	[ -z "$base" ] || add_frag "$base"
+	frags+=("$f")
+}
+frags=("$top/scripts/kconfig/vm.config")
+[ "$KCONFIG" = vm ] || add_frag "$KCONFIG"
 [ -e "$src_patch" ] || die "no ${src_patch#"$top"/}: run 'make patch' first"
 
 # ccache with paths relative to the checkout: another checkout (CI) hits too
@@ -38,8 +46,8 @@ export CCACHE_BASEDIR=$top
 kmake() { make -C "$tree" O="$out" ARCH=x86_64 CC="$cc" "$@"; }
 
 extract() {
-	[ -f "$tarball" ] || die "no $tarball (apt-get install linux-source-6.1)"
-	msg "extracting $tarball into build/linux"
+	[ -f "$tarball" ] || die "no $tarball (apt-get install linux-source-$KVER)"
+	msg "extracting $tarball into ${tree#"$top"/}"
 	rm -rf "$tree" "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xJf "$tarball" -C "$tree.tmp" --strip-components=1
@@ -52,16 +60,16 @@ patched_files() {
 	sed -n 's@^\(---\|+++\) [^/]*/\([^\t]*\).*@\2@p' "$@" | sort -u
 }
 
-# Bring build/linux to exactly "pristine + build/patch/ktrace.patch".
+# Bring the tree to exactly "pristine + the patch".
 sync_patch() {
 	[ -f "$tree/Makefile" ] && [ -f "$applied" ] && cmp -s "$new" "$applied" && return 0
 	# builds of other configs read the tree: wait for them
-	flock -n -x 9 || { msg "waiting for other kernel builds before patching build/linux"; flock -x 9; }
+	flock -n -x 9 || { msg "waiting for other $KVER kernel builds before patching ${tree#"$top"/}"; flock -x 9; }
 	if [ ! -f "$tree/Makefile" ] || [ ! -f "$applied" ]; then extract; fi
 	if cmp -s "$new" "$applied"; then flock -s 9; return 0; fi
 
 	# snapshot what the old and new patches touch, to compare afterwards
-	local snap=$top/build/linux.snap f
+	local snap=$tree.snap f
 	rm -rf "$snap"
 	mkdir -p "$snap"
 	(cd "$tree" && patched_files "$applied" "$new" | while read -r f; do
@@ -72,16 +80,16 @@ sync_patch() {
 		msg "reversing the previously applied patch"
 		if ! patch -d "$tree" -p1 -R -s -f --dry-run <"$applied" >/dev/null ||
 		   ! patch -d "$tree" -p1 -R -s -f --no-backup-if-mismatch <"$applied"; then
-			msg "build/linux does not match build/linux.applied.patch; re-extracting"
+			msg "${tree#"$top"/} does not match ${applied#"$top"/}; re-extracting"
 			extract
 		fi
 		: >"$applied"
 	fi
 	if [ -s "$new" ]; then
-		msg "applying ${src_patch#"$top"/} to build/linux"
+		msg "applying ${src_patch#"$top"/} to ${tree#"$top"/}"
 		if ! patch -d "$tree" -p1 -N -s -f --dry-run <"$new" >"$top/build/patch.log" 2>&1; then
 			cat "$top/build/patch.log" >&2
-			die "${src_patch#"$top"/} does not apply to linux-source-6.1"
+			die "${src_patch#"$top"/} does not apply to linux-source-$KVER"
 		fi
 		patch -d "$tree" -p1 -N -s -f --no-backup-if-mismatch <"$new"
 	fi
@@ -113,7 +121,7 @@ verify_config() {
 	done
 	[ ${#bad[@]} -eq 0 ] && return 0
 	printf 'ktrace:   %s\n' "${bad[@]}" >&2
-	die "config options that did not stick (missing dependency?); see $out/.config"
+	die "config options that did not stick (missing dependency?); see $rel/.config"
 }
 
 configure() {
@@ -121,7 +129,7 @@ configure() {
 	stamp=$(cat "${frags[@]}" "$applied" | sha1sum)
 	[ -f "$out/.config" ] && [ "$(cat "$out/.ktrace-config" 2>/dev/null)" = "$stamp" ] &&
 		return 0
-	msg "configuring kernel: tinyconfig + ${frags[*]#"$top"/}"
+	msg "configuring Linux $KVER: tinyconfig + ${frags[*]#"$top"/}"
 	mkdir -p "$out"
 	[ ! -f "$out/.config" ] || cp -p "$out/.config" "$out/.config.ktrace-prev"
 	{
@@ -138,38 +146,47 @@ configure() {
 	echo "$stamp" >"$out/.ktrace-config"
 }
 
+# Objects compiled since the stamp: real progress whatever kbuild prints
+# (`make -s` silences its "  CC" lines) and however make buffers its output.
+objects_since() {
+	find "$out" -name '*.o' -newer "$1" 2>/dev/null | wc -l
+}
+
 build() {
-	local start=$SECONDS next=30 pid before=none
+	local start=$SECONDS next=30 pid before=none stamp=$out/.ktrace-build-start
 	[ ! -f "$image" ] || before=$(stat -c %Y "$image")
 	if [ "$before" = none ]; then
-		msg "building kernel ($KCONFIG config): the first build takes about 15-20" \
-		    "minutes on 2 cores, 4 with a warm ccache; log: build/kernel-$KCONFIG/build.log"
+		msg "building Linux $KVER ($KCONFIG config): the first build takes about 6 minutes" \
+		    "on 2 idle cores, longer when they are shared; log: $rel/build.log"
 	else
-		msg "building kernel ($KCONFIG config)"
+		msg "building Linux $KVER ($KCONFIG config)"
 	fi
+	touch "$stamp"
 	kmake -j"$(nproc)" bzImage >"$log" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		if (( SECONDS - start >= next )); then
-			msg "  ... $(grep -c '^  CC ' "$log" || true) files compiled, $((SECONDS - start))s"
+			msg "  ... Linux $KVER $KCONFIG: $(objects_since "$stamp") files compiled," \
+			    "$((SECONDS - start))s"
 			next=$((next + 30))
 		fi
 	done
 	if ! wait "$pid"; then
 		tail -n 40 "$log" >&2
-		die "kernel build failed; full log: build/kernel-$KCONFIG/build.log"
+		die "Linux $KVER ($KCONFIG) build failed; full log: $rel/build.log"
 	fi
 	if [ "$(stat -c %Y "$image")" != "$before" ]; then
-		msg "kernel built in $((SECONDS - start))s: ${image#"$top"/}"
+		msg "Linux $KVER ($KCONFIG) built in $((SECONDS - start))s," \
+		    "$(objects_since "$stamp") files compiled: ${image#"$top"/}"
 	fi
 }
 
-# One build per config at a time; builds of different configs share
-# build/linux (a shared lock, made exclusive only to patch it).
+# One build per version and config at a time; builds of different configs
+# share build/linux-$KVER (a shared lock, made exclusive only to patch it).
 mkdir -p "$top/build"
-exec 8>"$top/build/.kernel-$KCONFIG.lock" 9>"$top/build/.linux.lock"
-flock -n 8 || { msg "waiting for another $KCONFIG kernel build"; flock 8; }
+exec 8>"$top/build/.kernel-$KVER-$KCONFIG.lock" 9>"$top/build/.linux-$KVER.lock"
+flock -n 8 || { msg "waiting for another $KVER $KCONFIG kernel build"; flock 8; }
 flock -s 9
 cp "$src_patch" "$new"
 sync_patch

@@ -8,17 +8,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 vm=build/vm
-tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+top=$PWD
+. scripts/kver.sh
 gen=$vm/gen_init_cpio
 busybox=${BUSYBOX:-/bin/busybox}
 die() { echo "ktrace: $*" >&2; exit 1; }
 
 mkdir -p "$vm"
 if [ ! -x "$gen" ]; then
-	src=build/linux/usr/gen_init_cpio.c
+	src=$kver_tree/usr/gen_init_cpio.c
 	if [ ! -f "$src" ]; then
-		tar -xJf "$tarball" -C "$vm" --strip-components=2 \
-			linux-source-6.1/usr/gen_init_cpio.c
+		tar -xJf "$kver_tarball" -C "$vm" --strip-components=2 \
+			"linux-source-$KVER/usr/gen_init_cpio.c"
 		src=$vm/gen_init_cpio.c
 	fi
 	gcc -O2 -o "$gen" "$src"

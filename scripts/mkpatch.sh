@@ -1,21 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkpatch.sh: assemble the ktrace kernel patch from kernel-patch/series.
+# mkpatch.sh: assemble the ktrace kernel patch for Linux $KVER (default the
+# newest supported, see scripts/kver.sh) from kernel-patch/series.
 #
-# Each patch of the series is committed, in order, on top of the pristine
-# files of linux-source-6.1 in build/patchwork (a small git tree holding
-# only the files the series touches, plus what checkpatch.pl needs), so
-# every hunk is known to apply.  Writes:
-#   build/patch/series/NNNN-*.patch   git format-patch series
-#   build/patch/ktrace.patch          the combined patch (patch -p1)
+# The series (subjects, new files, commit messages) is one for every
+# version; a "Hunks:" name is looked up in kernel-patch/$KVER/ (changes to
+# code that differs between versions) and else in kernel-patch/common/
+# (hunks that apply to every version).  Each patch is committed, in order, on
+# top of the pristine files of linux-source-$KVER in build/patchwork-$KVER (a
+# small git tree holding only the files the series touches, plus what
+# checkpatch.pl needs), so every hunk is known to apply.  Writes:
+#   build/patch/$KVER/series/NNNN-*.patch   git format-patch series
+#   build/patch/$KVER/ktrace.patch          the combined patch (patch -p1)
 # With --check, also runs scripts/checkpatch.pl --strict on each patch.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${KTRACE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-work=$top/build/patchwork
-out=$top/build/patch
+. "$top/scripts/kver.sh"
+tarball=${KTRACE_KERNEL_TARBALL:-$kver_tarball}
+work=$top/build/patchwork-$KVER
+out=$kver_patch
 series=$top/kernel-patch/series
 author="ktrace maintainers <ktrace@example.org>"
 check=0
@@ -23,23 +28,39 @@ check=0
 
 die() { echo "mkpatch: $*" >&2; exit 1; }
 
-[ -r "$tarball" ] || die "$tarball: not found (apt-get install linux-source-6.1)"
+[ -r "$tarball" ] || die "$tarball: not found (apt-get install linux-source-$KVER)"
+
+# hunk_path NAME: the hunk file for $KVER, relative to kernel-patch/
+hunk_path() {
+	local mine=$KVER/$1 shared=common/$1
+	if [ -f "$top/kernel-patch/$mine" ] && [ -f "$top/kernel-patch/$shared" ]; then
+		die "series: both kernel-patch/$mine and kernel-patch/$shared exist: keep one"
+	fi
+	[ -f "$top/kernel-patch/$mine" ] && { echo "$mine"; return; }
+	[ -f "$top/kernel-patch/$shared" ] && { echo "$shared"; return; }
+	die "series: hunk $1: neither kernel-patch/$mine nor kernel-patch/$shared exists"
+}
 
 # The pristine files: every file a hunk changes, and checkpatch's own.
 pristine_files() {
-	sed -n 's|^--- a/||p' "$top"/kernel-patch/*.diff
+	local name path
+	for name in $(sed -n 's/^Hunks: //p' "$series"); do
+		path=$(hunk_path "$name")
+		sed -n 's|^--- a/||p' "$top/kernel-patch/$path"
+	done
 	printf '%s\n' COPYING CREDITS Kbuild Makefile README \
 		scripts/checkpatch.pl scripts/spelling.txt \
 		scripts/const_structs.checkpatch
 }
-wanted=$(pristine_files | sort -u)
+wanted=$(pristine_files)
+wanted=$(sort -u <<<"$wanted")
 
 if [ ! -d "$work/.git" ] || [ "$(cat "$work.files" 2>/dev/null)" != "$wanted" ]; then
 	rm -rf "$work"
 	mkdir -p "$work"
 	# shellcheck disable=SC2086
 	tar -xJf "$tarball" -C "$work" --strip-components=1 \
-		$(sed 's|^|linux-source-6.1/|' <<<"$wanted")
+		$(sed "s|^|linux-source-$KVER/|" <<<"$wanted")
 	# checkpatch.pl looks for these to know it runs in a kernel tree.
 	for dir in Documentation arch include drivers fs init ipc kernel lib scripts; do
 		mkdir -p "$work/$dir"
@@ -48,7 +69,7 @@ if [ ! -d "$work/.git" ] || [ "$(cat "$work.files" 2>/dev/null)" != "$wanted" ];
 	git -C "$work" init -q
 	git -C "$work" add -f -A
 	git -C "$work" -c user.name=ktrace -c user.email=ktrace@example.org \
-		commit -qm "Linux 6.1 (pristine files)"
+		commit -qm "Linux $KVER (pristine files)"
 	git -C "$work" tag -f pristine >/dev/null
 	echo "$wanted" >"$work.files"
 fi
@@ -71,6 +92,7 @@ commit_patch() {
 		cp "$top/$src" "$work/$dest"
 	done
 	for hunk in $hunks; do
+		hunk=$(hunk_path "$hunk")
 		git -C "$work" apply --index "$top/kernel-patch/$hunk" ||
 			die "series: '$subject': kernel-patch/$hunk does not apply"
 	done
@@ -96,8 +118,13 @@ while IFS= read -r line || [ -n "$line" ]; do
 	"Hunks: "*) hunks=${line#Hunks: } ;;
 	"%%")
 		[ -n "$subject" ] || die "series: body without a Subject: line"
-		commit_patch
 		nr=$((nr + 1))
+		# hunk files are numbered in the order the series applies them
+		for hunk in $hunks; do
+			[[ $hunk == $(printf %04d "$nr")-* ]] ||
+				die "series: patch $nr ('$subject'): hunk $hunk should be numbered $(printf %04d "$nr")"
+		done
+		commit_patch
 		subject= files= hunks= body=
 		;;
 	*)
@@ -117,14 +144,19 @@ rm -rf "$out.old"
 [ ! -d "$out" ] || mv "$out" "$out.old"
 mv "$out.tmp" "$out"
 rm -rf "$out.old"
-echo "mkpatch: $nr patches in build/patch/series, combined in build/patch/ktrace.patch"
+echo "mkpatch: Linux $KVER: $nr patches in ${out#"$top"/}/series, combined in ${out#"$top"/}/ktrace.patch"
 
 if [ $check = 1 ]; then
 	status=0
 	for p in "$out"/series/*.patch; do
 		(cd "$work" && perl scripts/checkpatch.pl --strict --quiet "$p") ||
 			status=1
+		# section banners ("/* --- fast path ---- */") are not kernel style
+		if grep -n '^+.*/\* *[-=*]\{3,\}.*[-=*]\{3,\} *\*/' "$p"; then
+			echo "mkpatch: ${p##*/}: banner comments (above)" >&2
+			status=1
+		fi
 	done
-	[ $status = 0 ] && echo "mkpatch: checkpatch.pl --strict: 0 errors, 0 warnings"
+	[ $status = 0 ] && echo "mkpatch: Linux $KVER: checkpatch.pl --strict: 0 errors, 0 warnings"
 	exit $status
 fi

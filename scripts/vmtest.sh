@@ -1,9 +1,9 @@
 #!/bin/bash
-# ktrace: boot build/kernel-$KCONFIG under QEMU (4 vCPUs, TCG) with
+# ktrace: boot build/kernel-$KVER-$KCONFIG under QEMU (4 vCPUs, TCG) with
 # build/vm/initramfs.cpio and run the in-VM tests (tests/vm/NN-name.{sh,c}).
 # The guest frames each test's output with markers (tests/vm/run-vm.sh);
-# this script splits the console log into build/results/vm-$KCONFIG-NAME.tap
-# and checks the kernel itself into build/results/vm-$KCONFIG-kernel.tap.
+# this script splits the console log into build/results/vm-$KVER-$KCONFIG-NAME.tap
+# and checks the kernel itself into build/results/vm-$KVER-$KCONFIG-kernel.tap.
 #
 # A test that needs a boot parameter says so in a comment line of its source:
 #   # vm-append: ktrace.mask=0x3
@@ -18,11 +18,17 @@ cd "$(dirname "$0")/.."
 . scripts/tap.sh
 
 KCONFIG=${KCONFIG:-vm}
-# VM_KERNEL, VM_INITRD: another kernel and initramfs, KCONFIG then only
+top=$PWD
+. scripts/kver.sh
+# VM_KERNEL, VM_INITRD: another kernel and initramfs; KCONFIG then only
 # names the results (scripts/check-stock.sh: a stock Debian kernel).
-kernel=${VM_KERNEL:-build/kernel-$KCONFIG/arch/x86/boot/bzImage}
+kernel=${VM_KERNEL:-${kver_objdir#"$top"/}/arch/x86/boot/bzImage}
 initrd=${VM_INITRD:-build/vm/initramfs.cpio}
-pfx=build/results/vm-$KCONFIG
+if [ -n "${VM_KERNEL:-}" ]; then
+	pfx=build/results/vm-$KCONFIG
+else
+	pfx=build/results/vm-$KVER-$KCONFIG
+fi
 vm_timeout=${VM_TIMEOUT:-1200}
 test_timeout=${VM_TEST_TIMEOUT:-300}
 # Splats are looked for in kernel lines, which carry a [seconds] stamp
@@ -47,7 +53,7 @@ qemu_cmd() {
 }
 
 if [ "${1:-}" = --shell ]; then
-	msg "interactive VM ($KCONFIG kernel); 'poweroff -f' or Ctrl-A X leaves"
+	msg "interactive VM (Linux $KVER, $KCONFIG kernel); 'poweroff -f' or Ctrl-A X leaves"
 	qemu_cmd "kt_shell=1 ${VM_APPEND:-}"
 	exec "${cmd[@]}"
 fi
@@ -141,9 +147,9 @@ kernel_check() {
 
 # One boot: the tests in $1 (comma-separated), extra kernel arguments $2.
 boot() {
-	local tests=$1 append=$2 log=build/vm/console-$KCONFIG-$nboot.log
+	local tests=$1 append=$2 log=build/vm/console-$KVER-$KCONFIG-$nboot.log
 	local start=$SECONDS rc status n rc_n cmd
-	msg "vm: boot $nboot ($KCONFIG kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
+	msg "vm: boot $nboot (Linux $KVER $KCONFIG kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
 	set +e
 	qemu_cmd "kt_tests=$tests kt_timeout=$test_timeout $append ${VM_APPEND:-}"
 	timeout -k 10 "$vm_timeout" "${cmd[@]}" </dev/null 2>&1 | progress "$log"
@@ -179,7 +185,7 @@ boot() {
 }
 
 mkdir -p build/results build/vm
-rm -f "$pfx"-*.tap "$pfx"-console.log build/vm/console-"$KCONFIG"-*.log
+rm -f "$pfx"-*.tap "$pfx"-console.log build/vm/console-"$KVER-$KCONFIG"-*.log
 start=$SECONDS
 nboot=0
 for key in "${order[@]}"; do
@@ -187,5 +193,5 @@ for key in "${order[@]}"; do
 	boot "${group[$key]}" "${key#x}"
 done
 read -r pass fail < <(tap_counts "$pfx"-*.tap)
-msg "vm ($KCONFIG): $pass passed, $fail failed in $((SECONDS - start))s; results in $pfx-*.tap"
+msg "vm (Linux $KVER $KCONFIG): $pass passed, $fail failed in $((SECONDS - start))s; results in $pfx-*.tap"
 [ "$fail" -eq 0 ]

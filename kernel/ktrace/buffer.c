@@ -96,8 +96,6 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct ktrace_buf, ktrace_bufs);
 /* CPUHP_BP_PREPARE_DYN gave us this state; the module removes it. */
 static int ktrace_cpuhp_state __maybe_unused;
 
-/* --- fast path ----------------------------------------------------------- */
-
 static __always_inline void ktrace_commit(struct ktrace_record *rec, u64 tsc,
 					  u32 event, u32 tid, u32 arg1,
 					  u32 arg2)
@@ -233,8 +231,6 @@ void notrace ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args)
 }
 EXPORT_SYMBOL_GPL(ktrace_write_args);
 
-/* --- reader -------------------------------------------------------------- */
-
 struct ktrace_buf *ktrace_cpu_buf(unsigned int cpu)
 {
 	return per_cpu_ptr(&ktrace_bufs, cpu);
@@ -313,8 +309,6 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 	smp_store_release(&buf->tail, tail + nr);
 	return nr;
 }
-
-/* --- slow path: allocation, resize, mask --------------------------------- */
 
 static void ktrace_wakeup(struct irq_work *work)
 {
@@ -525,8 +519,6 @@ bool ktrace_tsc_invariant(void)
 	return boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
 	       boot_cpu_has(X86_FEATURE_NONSTOP_TSC) && !check_tsc_unstable();
 }
-
-/* --- init ---------------------------------------------------------------- */
 
 static int __init ktrace_init(void)
 {

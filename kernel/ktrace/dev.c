@@ -46,8 +46,6 @@ struct ktrace_reader {
 	bool			admin;		/* opener had CAP_SYS_ADMIN */
 };
 
-/* --- read side ----------------------------------------------------------- */
-
 static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
 {
@@ -98,8 +96,6 @@ static __poll_t ktrace_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &buf->wait, wait);
 	return ktrace_buf_wait_ready(buf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
-
-/* --- write side: user events --------------------------------------------- */
 
 /*
  * A user event is one record of group "user" alone, followed by its
@@ -170,8 +166,6 @@ out_free_recs:
 	kfree(recs);
 	return ret;
 }
-
-/* --- ioctls -------------------------------------------------------------- */
 
 static long ktrace_ioc_info(void __user *uarg)
 {
@@ -315,8 +309,6 @@ static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
-/* --- file_operations ----------------------------------------------------- */
-
 static int ktrace_open(struct inode *inode, struct file *file)
 {
 	struct ktrace_reader *reader;
@@ -371,8 +363,6 @@ static struct miscdevice ktrace_misc = {
 	.fops	= &ktrace_fops,
 	.mode	= 0600,
 };
-
-/* --- init ---------------------------------------------------------------- */
 
 static int __init ktrace_dev_init(void)
 {

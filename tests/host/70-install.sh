@@ -82,8 +82,10 @@ grep -q -- '-callgraph$' "$D/share/man/man1/dtrace.1" &&
 	grep -q KTRACE_DEBUGINFO_PATH "$D/share/man/man1/dtrace.1"
 ok $? "dtrace(1) documents --callgraph and KTRACE_DEBUGINFO_PATH"
 
-diff -r "$O/patch/series" "$D/share/ktrace/series" >/dev/null &&
-	cmp -s "$O/patch/ktrace.patch" "$D/share/ktrace/ktrace.patch"
+# make install installs the series for the newest kernel (KVER's default)
+kver=$(ls -d kernel-patch/[0-9]*/ | sed 's|kernel-patch/||; s|/||' | sort -V | tail -n 1)
+diff -r "$O/patch/$kver/series" "$D/share/ktrace/series" >/dev/null &&
+	cmp -s "$O/patch/$kver/ktrace.patch" "$D/share/ktrace/ktrace.patch"
 ok $? "the kernel patch and its series are in share/ktrace"
 
 # pkg-config with DESTDIR: the .pc names the PREFIX, the sysroot the stage
