@@ -1,6 +1,6 @@
 #!/bin/bash
 # ktrace: `make check`: dependencies, tools, host tests, then for each kernel
-# of CHECK_CONFIGS (VERSION:KCONFIG, default "6.1:vm 6.12:vm"; a bare KCONFIG
+# of CHECK_CONFIGS (VERSION:KCONFIG, default "6.1:vm 6.12:vm 6.12:rt"; a bare KCONFIG
 # means the newest version): the series' checkpatch, the kernel build, the
 # in-VM tests, and once per version the kernel's UAPI header test, W=1 and
 # sparse on kernel/ktrace; then the summary.  Each step says which kernel
@@ -12,12 +12,11 @@ cd "$(dirname "$0")/.."
 . scripts/tap.sh
 
 # Cold on 2 idle cores a vm kernel builds in about 6 minutes (6.1: 359 s,
-# 1115 files; 6.12: 1222 files); a debug or rt one compiles every file with
-# KASAN and lockdep, which is slower (not measured cold on an idle machine),
-# so the two vm kernels are what fits in 45 minutes with the host and in-VM
-# tests; add 6.12:rt (PREEMPT_RT + lockdep + KASAN) or 6.1:debug when there
-# is time.
-CHECK_CONFIGS=${CHECK_CONFIGS:-6.1:vm 6.12:vm}
+# 1115 files; 6.12: 1222 files).  6.12:rt (PREEMPT_RT on the debug config:
+# lockdep, KASAN, fault injection, lockdown) is the kernel real-time users
+# trace, and the only default one that runs the debug-only in-VM tests;
+# 6.1:debug is the same checks on 6.1, opt-in.
+CHECK_CONFIGS=${CHECK_CONFIGS:-6.1:vm 6.12:vm 6.12:rt}
 start=$SECONDS
 rm -rf build/results
 mkdir -p build/results
@@ -71,6 +70,7 @@ for c in "${kernels[@]}"; do
 		tap_verdict "build/results/kbuild-$v.tap" "kbuild-$v" 0
 	fi
 done
+progress "Debian's own kernels with ktrace.ko (make check-stock)"
 scripts/check-stock.sh || true	# Debian's kernels with ktrace.ko: build/results/vm-stock-*
 msg "check finished in $((SECONDS - start))s"
 scripts/summarize.sh

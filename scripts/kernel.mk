@@ -9,7 +9,7 @@
 #   make vmtest [KVER=..] [KCONFIG=..] [VM_TESTS="00-smoke ..."] [VM_APPEND="..."]
 #   make vmshell [KVER=..] [KCONFIG=..]  the test VM with an interactive shell
 #   make check-series [KVER=..]  every patch of the series builds on its own
-#   make check [CHECK_CONFIGS="6.1:vm 6.12:vm 6.12:rt"]  (default 6.1:vm 6.12:vm)
+#   make check [CHECK_CONFIGS="6.1:vm 6.12:vm 6.12:rt"]  (the default)
 
 KVER		?= $(shell ls -d kernel-patch/[0-9]*/ | sed 's|kernel-patch/||; s|/||' | sort -V | tail -n 1)
 KCONFIG		?= vm
