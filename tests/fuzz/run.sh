@@ -6,12 +6,14 @@
 #   ktfile   the trace file reader, merge and event text (seeds from ktgen)
 #   maps     dtrace's map file parser and what it prints (symbols.c)
 #   escape   the escaping of trace strings for text, DOT, JSON, CTF
+#   calls    the call reconstruction (dtrace/calls.c) and the call views
+#            and Perfetto export on it (seeds: none, it starts from nothing)
 # Exit 0: no crash; 77: clang or libFuzzer missing; otherwise the crash is
 # in build/fuzz/TARGET/ (crash-* files).
 set -u
 secs=${1:-60}
 shift
-targets=${*:-ktfile maps escape}
+targets=${*:-ktfile maps escape calls}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$ROOT/build/fuzz
 cd "$ROOT" || exit 1
@@ -61,6 +63,10 @@ seeds_maps() {
 	printf 'map 1\n# c\nevent 0 x\nobject zz\n' >"$OUT/maps/seeds/bad"
 }
 
+seeds_calls() {
+	:
+}
+
 seeds_escape() {
 	printf 'a"b\\c\377\001\033[2J' >"$OUT/escape/seeds/s1"
 	printf '\xc2\x80\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xc0\xaf' >"$OUT/escape/seeds/s2"
@@ -72,6 +78,9 @@ for t in $targets; do
 	ktfile) build ktfile tests/fuzz/fuzz_ktfile.c "${LIB[@]}" ;;
 	maps)	build maps tests/fuzz/fuzz_maps.c dtrace/symbols.c "${LIB[@]}" -ldw -lelf ;;
 	escape)	build escape tests/fuzz/fuzz_escape.c lib/escape.c lib/util.c ;;
+	# shellcheck disable=SC2046
+	calls)	build calls tests/fuzz/fuzz_calls.c $(ls dtrace/*.c | grep -v '/main\.c$') \
+			lib/ktfile_write.c "${LIB[@]}" -ldw -lelf -pthread ;;
 	*)	echo "fuzz: no target $t"; exit 2 ;;
 	esac
 	"seeds_$t" || exit 1
