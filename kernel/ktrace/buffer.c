@@ -368,33 +368,12 @@ static int ktrace_cpu_prepare(unsigned int cpu)
  * ktrace_set_mask - choose the traced groups, 0 to turn tracing off
  * @mask: group bits
  *
- * Return: 0, -EINVAL for bits that are not groups, or (ktrace.ko) the
- * error of attaching a tracepoint probe; the mask is then unchanged.
+ * Return: 0, or -EINVAL for bits that are not groups.
  */
 int ktrace_set_mask(u32 mask)
 {
-	static DEFINE_MUTEX(ktrace_mask_mutex);
-	u32 old;
-	int ret;
-
 	if (mask & ~KTRACE_GROUP_MASK)
 		return -EINVAL;
-
-	/*
-	 * Probes (ktrace.ko) are attached for the old and the new groups while
-	 * the mask changes, and the old ones detached after: a group is never
-	 * in the mask without its probes.  Attaching takes cpus_read_lock()
-	 * itself (jump labels), so it runs outside ours, under a mutex of its
-	 * own that keeps concurrent mask changes in order.
-	 */
-	mutex_lock(&ktrace_mask_mutex);
-	old = READ_ONCE(ktrace_group_mask);
-	ret = ktrace_probes_attach(old | mask);
-	if (ret) {
-		ktrace_probes_attach(old);
-		mutex_unlock(&ktrace_mask_mutex);
-		return ret;
-	}
 
 	cpus_read_lock();
 	mutex_lock(&ktrace_mutex);
@@ -409,9 +388,6 @@ int ktrace_set_mask(u32 mask)
 	}
 	mutex_unlock(&ktrace_mutex);
 	cpus_read_unlock();
-
-	ktrace_probes_attach(mask);	/* detaching does not fail */
-	mutex_unlock(&ktrace_mask_mutex);
 	return 0;
 }
 
@@ -571,7 +547,7 @@ void ktrace_buffer_module_exit(void)
 	for_each_possible_cpu(cpu) {
 		buf = per_cpu_ptr(&ktrace_bufs, cpu);
 		irq_work_sync(&buf->wakeup_work);
-		kvfree(buf->recs);
+		vfree(buf->recs);
 		buf->recs = NULL;
 	}
 }

@@ -70,18 +70,4 @@ void ktrace_buffer_module_exit(void);
 int ktrace_dev_module_init(void);
 void ktrace_dev_module_exit(void);
 
-/*
- * ktrace.ko attaches its tracepoint probes only for the groups being traced:
- * an attached sys_enter probe alone sends every system call through the
- * kernel's slow path, traced or not.  The patch has nothing to attach.
- */
-#ifdef MODULE
-int ktrace_probes_attach(u32 mask);
-#else
-static inline int ktrace_probes_attach(u32 mask)
-{
-	return 0;
-}
-#endif
-
 #endif /* _KERNEL_KTRACE_INTERNAL_H */

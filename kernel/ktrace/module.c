@@ -238,18 +238,10 @@ static void notrace ktrace_probe_timer(void *data, struct timer_list *timer,
 
 /* --- the probe table ------------------------------------------------------ */
 
-/*
- * struct ktrace_probe - one tracepoint probe
- *
- * @tp is found once at load; @attached changes only in ktrace_probes_attach(),
- * which ktrace_set_mask() serializes.
- */
 struct ktrace_probe {
 	const char		*name;		/* the tracepoint's */
 	void			*func;
-	u32			group;		/* KTRACE_GRP_* it records */
-	struct tracepoint	*tp;		/* found in this kernel, or NULL */
-	bool			attached;
+	struct tracepoint	*tp;		/* found and registered, or NULL */
 };
 
 /*
@@ -257,34 +249,33 @@ struct ktrace_probe {
  * calling it inside sizeof() checks @fn against the tracepoint's prototype
  * in this kernel's headers without referencing its (unexported) symbol.
  */
-#define KTRACE_PROBE(tp, fn, grp) \
-	{ .name = #tp, .func = fn, .group = KTRACE_GRP_##grp }
+#define KTRACE_PROBE(tp, fn)	{ .name = #tp, .func = fn }
 #define KTRACE_PROBE_CHECK(tp, fn) \
 	BUILD_BUG_ON(sizeof(register_trace_##tp(fn, NULL)) != sizeof(int))
 
 static struct ktrace_probe ktrace_probes[] = {
-	KTRACE_PROBE(sched_switch, ktrace_probe_sched_switch, sched),
-	KTRACE_PROBE(sched_wakeup, ktrace_probe_sched_wakeup, sched),
-	KTRACE_PROBE(sched_migrate_task, ktrace_probe_sched_migrate, sched),
-	KTRACE_PROBE(task_newtask, ktrace_probe_task_newtask, thread),
-	KTRACE_PROBE(sched_process_exec, ktrace_probe_exec, thread),
-	KTRACE_PROBE(sched_process_exit, ktrace_probe_exit, thread),
-	KTRACE_PROBE(page_fault_user, ktrace_probe_page_fault, fault),
-	KTRACE_PROBE(page_fault_kernel, ktrace_probe_page_fault, fault),
-	KTRACE_PROBE(irq_handler_entry, ktrace_probe_irq_entry, irq),
-	KTRACE_PROBE(irq_handler_exit, ktrace_probe_irq_exit, irq),
-	KTRACE_PROBE(nmi_handler, ktrace_probe_nmi, irq),
-	KTRACE_PROBE(softirq_entry, ktrace_probe_softirq_entry, softirq),
-	KTRACE_PROBE(softirq_exit, ktrace_probe_softirq_exit, softirq),
-	KTRACE_PROBE(softirq_raise, ktrace_probe_softirq_raise, softirq),
-	KTRACE_PROBE(sys_enter, ktrace_probe_sys_enter, syscall),
-	KTRACE_PROBE(sys_exit, ktrace_probe_sys_exit, syscall),
-	KTRACE_PROBE(net_dev_start_xmit, ktrace_probe_net_xmit, net),
-	KTRACE_PROBE(netif_receive_skb, ktrace_probe_net_recv, net),
-	KTRACE_PROBE(block_rq_issue, ktrace_probe_block_issue, block),
-	KTRACE_PROBE(block_rq_complete, ktrace_probe_block_complete, block),
-	KTRACE_PROBE(signal_deliver, ktrace_probe_signal, signal),
-	KTRACE_PROBE(timer_expire_entry, ktrace_probe_timer, timer),
+	KTRACE_PROBE(sched_switch, ktrace_probe_sched_switch),
+	KTRACE_PROBE(sched_wakeup, ktrace_probe_sched_wakeup),
+	KTRACE_PROBE(sched_migrate_task, ktrace_probe_sched_migrate),
+	KTRACE_PROBE(task_newtask, ktrace_probe_task_newtask),
+	KTRACE_PROBE(sched_process_exec, ktrace_probe_exec),
+	KTRACE_PROBE(sched_process_exit, ktrace_probe_exit),
+	KTRACE_PROBE(page_fault_user, ktrace_probe_page_fault),
+	KTRACE_PROBE(page_fault_kernel, ktrace_probe_page_fault),
+	KTRACE_PROBE(irq_handler_entry, ktrace_probe_irq_entry),
+	KTRACE_PROBE(irq_handler_exit, ktrace_probe_irq_exit),
+	KTRACE_PROBE(nmi_handler, ktrace_probe_nmi),
+	KTRACE_PROBE(softirq_entry, ktrace_probe_softirq_entry),
+	KTRACE_PROBE(softirq_exit, ktrace_probe_softirq_exit),
+	KTRACE_PROBE(softirq_raise, ktrace_probe_softirq_raise),
+	KTRACE_PROBE(sys_enter, ktrace_probe_sys_enter),
+	KTRACE_PROBE(sys_exit, ktrace_probe_sys_exit),
+	KTRACE_PROBE(net_dev_start_xmit, ktrace_probe_net_xmit),
+	KTRACE_PROBE(netif_receive_skb, ktrace_probe_net_recv),
+	KTRACE_PROBE(block_rq_issue, ktrace_probe_block_issue),
+	KTRACE_PROBE(block_rq_complete, ktrace_probe_block_complete),
+	KTRACE_PROBE(signal_deliver, ktrace_probe_signal),
+	KTRACE_PROBE(timer_expire_entry, ktrace_probe_timer),
 };
 
 static void __init ktrace_probes_check(void)
@@ -322,59 +313,46 @@ static void ktrace_probe_find(struct tracepoint *tp, void *priv)
 			ktrace_probes[i].tp = tp;
 }
 
-/**
- * ktrace_probes_attach - attach the probes of @mask's groups, detach the rest
- * @mask: group bits
- *
- * Called by ktrace_set_mask() under its mutex.  A detached probe may still
- * run for a while on another CPU; it records nothing once its group is out
- * of the mask, and ktrace_probes_exit() waits for it before the module goes.
- *
- * Return: 0, or the error of the first probe that could not be attached.
- */
-int ktrace_probes_attach(u32 mask)
+static void ktrace_probes_unregister(void)
 {
-	struct ktrace_probe *probe;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ktrace_probes); i++) {
+		if (!ktrace_probes[i].tp)
+			continue;
+		tracepoint_probe_unregister(ktrace_probes[i].tp,
+					    ktrace_probes[i].func, NULL);
+		ktrace_probes[i].tp = NULL;
+	}
+	/* No probe runs after this: they may be freed with the module. */
+	tracepoint_synchronize_unregister();
+}
+
+static int __init ktrace_probes_register(void)
+{
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(ktrace_probes); i++) {
-		probe = &ktrace_probes[i];
-		if (!probe->tp || probe->attached == !!(mask & probe->group))
-			continue;
-		if (probe->attached) {
-			tracepoint_probe_unregister(probe->tp, probe->func, NULL);
-			probe->attached = false;
-			continue;
-		}
-		ret = tracepoint_probe_register(probe->tp, probe->func, NULL);
-		if (ret) {
-			pr_err("ktrace: cannot attach to tracepoint %s: %d\n",
-			       probe->name, ret);
-			return ret;
-		}
-		probe->attached = true;
-	}
-	return 0;
-}
-
-static void __init ktrace_probes_find(void)
-{
-	unsigned int i;
-
 	ktrace_probes_check();
 	for_each_kernel_tracepoint(ktrace_probe_find, NULL);
-	for (i = 0; i < ARRAY_SIZE(ktrace_probes); i++)
-		if (!ktrace_probes[i].tp)
+	for (i = 0; i < ARRAY_SIZE(ktrace_probes); i++) {
+		if (!ktrace_probes[i].tp) {
 			/* a kernel built without it (e.g. no CONFIG_BLOCK) */
 			pr_info("ktrace: no tracepoint %s in this kernel, its event is not recorded\n",
 				ktrace_probes[i].name);
-}
-
-/* After tracing is off: no probe is attached, none runs after this. */
-static void ktrace_probes_exit(void)
-{
-	tracepoint_synchronize_unregister();
+			continue;
+		}
+		ret = tracepoint_probe_register(ktrace_probes[i].tp,
+						ktrace_probes[i].func, NULL);
+		if (ret) {
+			pr_err("ktrace: cannot attach to tracepoint %s: %d\n",
+			       ktrace_probes[i].name, ret);
+			ktrace_probes[i].tp = NULL;
+			ktrace_probes_unregister();
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* --- module init and exit ------------------------------------------------- */
@@ -407,22 +385,23 @@ static int __init ktrace_module_init(void)
 	ret = ktrace_check_kernel();
 	if (ret)
 		return ret;
-	/* before the buffers: ktrace.mask= attaches the probes of its groups */
-	ktrace_probes_find();
 	ret = ktrace_buffer_module_init();
 	if (ret)
-		goto out_probes;
-	ret = ktrace_dev_module_init();
+		return ret;
+	ret = ktrace_probes_register();
 	if (ret)
 		goto out_buffer;
+	ret = ktrace_dev_module_init();
+	if (ret)
+		goto out_probes;
 	pr_info("ktrace: module loaded, %zu tracepoints\n", ARRAY_SIZE(ktrace_probes));
 	return 0;
 
-out_buffer:
-	ktrace_set_mask(0);
-	ktrace_buffer_module_exit();
 out_probes:
-	ktrace_probes_exit();
+	ktrace_set_mask(0);
+	ktrace_probes_unregister();
+out_buffer:
+	ktrace_buffer_module_exit();
 	return ret;
 }
 module_init(ktrace_module_init);
@@ -435,7 +414,7 @@ static void __exit ktrace_module_exit(void)
 {
 	ktrace_dev_module_exit();
 	ktrace_set_mask(0);
-	ktrace_probes_exit();
+	ktrace_probes_unregister();
 	ktrace_buffer_module_exit();
 }
 module_exit(ktrace_module_exit);
