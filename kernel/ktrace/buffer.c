@@ -547,7 +547,7 @@ void ktrace_buffer_module_exit(void)
 	for_each_possible_cpu(cpu) {
 		buf = per_cpu_ptr(&ktrace_bufs, cpu);
 		irq_work_sync(&buf->wakeup_work);
-		vfree(buf->recs);
+		kvfree(buf->recs);
 		buf->recs = NULL;
 	}
 }

@@ -66,6 +66,17 @@
 
 #include "internal.h"
 
+/*
+ * A probe runs only while attached, so the static key that TRACE() tests
+ * first buys nothing here, and patching it on every mask change inside
+ * code that runs in page-fault and NMI context made the stock 6.12 kernels
+ * oops on an int3 no text_poke claimed, under QEMU TCG (tests/vm/85-module:
+ * "Oops: int3" at ktrace_probe_page_fault+0x19).  TRACE(), TRACE_ARGS()
+ * and TRACE64() here test the mask alone; buffer.c tests it again with
+ * preemption off.
+ */
+#define ktrace_on(event)	(READ_ONCE(ktrace_group_mask) & (event))
+
 /* --- probes: one per tracepoint, the patch's TRACE site in each comment --- */
 
 /* kernel/sched/core.c __schedule(): TRACE(sched_switch, prev->pid, next->pid) */
