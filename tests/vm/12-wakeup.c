@@ -6,6 +6,8 @@
  */
 #include "ktest.h"
 
+#include <stdbool.h>
+
 #define CPU		1
 #define WATERMARK	64
 
@@ -30,6 +32,26 @@ static int readable(int rfd, int timeout_ms)
 	struct pollfd pfd = { .fd = rfd, .events = POLLIN };
 
 	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* The parent's state in /proc is S (asleep, here in read()). */
+static bool parent_sleeps(void)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)getppid());
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
 }
 
 int main(void)
@@ -73,6 +95,12 @@ int main(void)
 	child = fork();
 	if (child == 0) {
 		pin_to_cpu(CPU);
+		/*
+		 * read() returns what is there at once, so the parent must be
+		 * asleep in it before the first record: wait for its state S.
+		 */
+		for (int i = 0; i < 5000 && !parent_sleeps(); i++)
+			usleep(1000);
 		for (int i = 0; i < WATERMARK; i++) {
 			write_events(fd, 1);
 			usleep(1000);
