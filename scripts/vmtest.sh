@@ -26,8 +26,10 @@ kernel=${VM_KERNEL:-${kver_objdir#"$top"/}/arch/x86/boot/bzImage}
 initrd=${VM_INITRD:-build/vm/initramfs.cpio}
 if [ -n "${VM_KERNEL:-}" ]; then
 	pfx=build/results/vm-$KCONFIG
+	what=$KCONFIG			# e.g. stock-6.12.117+deb12-amd64
 else
 	pfx=build/results/vm-$KVER-$KCONFIG
+	what="Linux $KVER $KCONFIG"
 fi
 vm_timeout=${VM_TIMEOUT:-1200}
 test_timeout=${VM_TEST_TIMEOUT:-300}
@@ -53,7 +55,7 @@ qemu_cmd() {
 }
 
 if [ "${1:-}" = --shell ]; then
-	msg "interactive VM (Linux $KVER, $KCONFIG kernel); 'poweroff -f' or Ctrl-A X leaves"
+	msg "interactive VM ($what kernel); 'poweroff -f' or Ctrl-A X leaves"
 	qemu_cmd "kt_shell=1 ${VM_APPEND:-}"
 	exec "${cmd[@]}"
 fi
@@ -149,7 +151,7 @@ kernel_check() {
 boot() {
 	local tests=$1 append=$2 log=build/vm/console-$KVER-$KCONFIG-$nboot.log
 	local start=$SECONDS rc status n rc_n cmd
-	msg "vm: boot $nboot (Linux $KVER $KCONFIG kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
+	msg "vm: boot $nboot ($what kernel, ${VM_ACCEL:-tcg}, 4 vCPUs${append:+, $append}): ${tests//,/ }"
 	set +e
 	qemu_cmd "kt_tests=$tests kt_timeout=$test_timeout $append ${VM_APPEND:-}"
 	timeout -k 10 "$vm_timeout" "${cmd[@]}" </dev/null 2>&1 | progress "$log"
@@ -193,5 +195,5 @@ for key in "${order[@]}"; do
 	boot "${group[$key]}" "${key#x}"
 done
 read -r pass fail < <(tap_counts "$pfx"-*.tap)
-msg "vm (Linux $KVER $KCONFIG): $pass passed, $fail failed in $((SECONDS - start))s; results in $pfx-*.tap"
+msg "vm ($what): $pass passed, $fail failed in $((SECONDS - start))s; results in $pfx-*.tap"
 [ "$fail" -eq 0 ]

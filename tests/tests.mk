@@ -34,3 +34,9 @@ initramfs: tools vm-tests
 $(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A)
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -g -finstrument-functions -Iuser -pthread -o $@ $< $(LIBKTRACE_A)
+
+# The fake /dev/ktrace the ktrace host tests preload (40-ktrace-cli.sh and
+# those that source fakedev-common.sh).
+$(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -o $@ $< -ldl

@@ -99,9 +99,7 @@ check "-l lists groups and events" '[ $rc -eq 0 ] && has_out sched && has_out wo
 
 # ---- part 2: the fake device ---------------------------------------------
 FAKE="$ROOT/build/tests/ktrace-cli-fakedev.so"
-mkdir -p "$(dirname "$FAKE")"
-if ! ${CC:-cc} -O2 -std=gnu11 -I"$ROOT/include/uapi" -shared -fPIC -o "$FAKE" \
-	"$ROOT/tests/host/ktrace-cli-fakedev.c" -ldl 2>"$T/err"; then
+if ! make -s -C "$ROOT" build/tests/ktrace-cli-fakedev.so >"$T/err" 2>&1; then
 	rc=1; nok "build the fake device"
 	echo "1..$n"
 	exit 1

@@ -30,12 +30,9 @@ if [ ! -x "$KTRACE" ]; then
 	echo "1..0 # SKIP $KTRACE not built"
 	exit 0
 fi
-mkdir -p "$(dirname "$FAKE")"
-if ! ${CC:-cc} -O2 -std=gnu11 -I"$ROOT/include/uapi" -shared -fPIC -o "$FAKE.$$" \
-	"$ROOT/tests/host/ktrace-cli-fakedev.c" -ldl 2>"$T/err"; then
+if ! make -s -C "$ROOT" build/tests/ktrace-cli-fakedev.so >"$T/err" 2>&1; then
 	rc=1; nok "build the fake device"
 	echo "1..$n"
 	exit 1
 fi
-mv "$FAKE.$$" "$FAKE"
 cd "$T" || exit 1
