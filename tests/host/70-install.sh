@@ -12,6 +12,8 @@
 export DKMS=0
 
 VERSION=$(sed -n 's/^VERSION[[:space:]]*:=[[:space:]]*//p' Makefile)
+# make install installs the series for the newest kernel (KVER's default)
+kver=$(ls -d kernel-patch/[0-9]*/ | sed 's|kernel-patch/||; s|/||' | sort -V | tail -n 1)
 DEST=$TMP/dest
 P=/opt/kt
 D=$DEST$P
@@ -45,7 +47,7 @@ make_ "make install DESTDIR=... PREFIX=$P" DESTDIR="$DEST" PREFIX="$P" install
 		lib/pkgconfig/libktrace.pc include/ktrace_user.h include/ktrace/linux/ktrace.h \
 		include/ktrace/linux/ktrace_events.h share/man/man1/ktrace.1 share/man/man1/dtrace.1 \
 		share/man/man1/ktrace-run.1 share/man/man3/libktrace.3 share/ktrace/ktrace.patch
-	(cd "$O/patch" && ls series/*.patch) | sed 's|^|share/ktrace/|'
+	(cd "$O/patch/$kver" && ls series/*.patch) | sed 's|^|share/ktrace/|'
 } | sed "s|^|.$P/|" | sort >"$TMP/want"
 (cd "$DEST" && find . ! -type d | sort) | comm -23 - <(awk '$2 != "d" { print $1 }' "$TMP/before") \
 	>"$TMP/got"
@@ -82,8 +84,6 @@ grep -q -- '-callgraph$' "$D/share/man/man1/dtrace.1" &&
 	grep -q KTRACE_DEBUGINFO_PATH "$D/share/man/man1/dtrace.1"
 ok $? "dtrace(1) documents --callgraph and KTRACE_DEBUGINFO_PATH"
 
-# make install installs the series for the newest kernel (KVER's default)
-kver=$(ls -d kernel-patch/[0-9]*/ | sed 's|kernel-patch/||; s|/||' | sort -V | tail -n 1)
 diff -r "$O/patch/$kver/series" "$D/share/ktrace/series" >/dev/null &&
 	cmp -s "$O/patch/$kver/ktrace.patch" "$D/share/ktrace/ktrace.patch"
 ok $? "the kernel patch and its series are in share/ktrace"
