@@ -17,6 +17,7 @@
 #include "ktfile.h"
 #include "merge.h"
 #include "symbols.h"
+#include "tasks.h"
 
 /* Output buffered in big blocks, formatted by hand into it. */
 struct outbuf {
@@ -27,7 +28,7 @@ struct outbuf {
 };
 
 /* Room for one line of any format; out_reserve() guarantees it. */
-#define DTRACE_LINE_MAX		(KTEV_TEXT_MAX + 256)
+#define DTRACE_LINE_MAX		(KTEV_TEXT_MAX + KTEV_TASK_MAX + 256)
 #define DTRACE_OUT_SIZE		(1024 * 1024)
 
 /*
@@ -71,6 +72,7 @@ struct dtrace {
 	uint64_t *tids;		/* -p: bitmap, NULL for all */
 	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
 	bool tsc;		/* --tsc: raw time stamps */
+	bool raw;		/* --raw: numbers, not names */
 	bool absolute;		/* --absolute: wall clock time */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */
@@ -78,6 +80,7 @@ struct dtrace {
 	struct dtrace_file *files;
 	bool user_streams;	/* some files are user streams (symbols: one thread) */
 	uint64_t t0;		/* time stamp of the first event of the merge */
+	struct tasks *tasks;	/* names of the tasks, read before the merge */
 	struct outbuf out;
 };
 
@@ -104,7 +107,8 @@ struct dtrace_format {
 	bool to_dir;
 };
 
-#define DTRACE_LINE_BOUND(nr_args)	(256 + 24 * (nr_args))
+/* a line's columns and text: up to three tasks and a string */
+#define DTRACE_LINE_BOUND(nr_args)	(256 + 3 * KTEV_TASK_MAX + 6 * 32 + 24 * (nr_args))
 
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */

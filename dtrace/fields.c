@@ -112,7 +112,9 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 			f->type = s[3] == 'u' ? FIELD_U64 : FIELD_X64;
 			skip = 4;
 		} else {
-			f->type = s[1] == 'u' ? FIELD_U32 : s[1] == 'd' ? FIELD_S32 : FIELD_X32;
+			/* a task is its thread id; a string's bytes stay numbers */
+			f->type = s[1] == 'u' || s[1] == 'T' ? FIELD_U32 :
+				  s[1] == 'd' ? FIELD_S32 : FIELD_X32;
 		}
 		f->arg = arg;
 		arg += skip == 4 ? 2 : 1;

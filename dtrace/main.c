@@ -40,6 +40,7 @@ enum {
 	OPT_FLAT,
 	OPT_SITES,
 	OPT_FORMAT,
+	OPT_RAW,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -66,6 +67,8 @@ static const struct kt_option options[] = {
 	{ "format", required_argument, OPT_FORMAT, "FMT",
 	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON)" },
 	{ "tsc", no_argument, OPT_TSC, NULL, "raw time stamps" },
+	{ "raw", no_argument, OPT_RAW, NULL,
+	  "numbers, not names: thread ids for tasks" },
 	{ "absolute", no_argument, OPT_ABSOLUTE, NULL,
 	  "wall clock time (local) from the files' reference" },
 	{ "output", required_argument, 'o', "FILE", "write to FILE" },
@@ -82,7 +85,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s [options] trace.cpu0 [trace.cpu1 ...]\n"
 		"Merge ktrace trace files by time and print one line per event:\n"
-		"CPU, time in us after the first event, thread id, group:event, text.\n\n",
+		"CPU, time in us after the first event, task (comm-tid), group:event, text.\n\n",
 		progname);
 	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, false));
 }
@@ -206,6 +209,9 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case OPT_TSC:
 			dt->tsc = true;
+			break;
+		case OPT_RAW:
+			dt->raw = true;
 			break;
 		case OPT_ABSOLUTE:
 			dt->absolute = true;
@@ -355,6 +361,7 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
+	dt.tasks = tasks_load(dt.merge);
 	/* the map files dtrace finds beside the user streams are inputs too */
 	for (unsigned int i = 0; i < kt_merge_nr_files(dt.merge); i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt.merge, i);
@@ -369,6 +376,7 @@ int main(int argc, char **argv)
 	ret = run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	kt_merge_close(dt.merge);
+	tasks_free(dt.tasks);
 	free(dt.files);
 	free(dt.cpus);
 	free(dt.tids);

@@ -2,8 +2,11 @@
 /*
  * text: one line per event.
  *
- *   CPU  TIME(us)  TID  GROUP:EVENT  TEXT
- *     1     12.345  4242 sched:switch     context switch from task 12 to task 57
+ *   CPU  TIME(us)  TASK (comm-tid)  GROUP:EVENT  TEXT
+ *     1     12.345             wget-61      sched:switch     context switch from wget-61 to <idle>-0
+ *
+ * The task is ftrace's comm-tid, as named at that time (tasks.h); --raw
+ * prints the thread id alone and every argument as a number.
  *
  * This is dtrace's hot loop, so lines are put together by hand.
  */
@@ -14,7 +17,8 @@
 
 #define TIME_WIDTH	12
 #define TSC_WIDTH	20
-#define TID_WIDTH	7
+#define COMM_WIDTH	16
+#define TID_WIDTH	7	/* and of the tid after it */
 #define NAME_WIDTH	16
 
 char *dtrace_put_us(char *p, uint64_t ns, unsigned int width)
@@ -74,14 +78,27 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	else
 		p = dtrace_put_us(p, e->ns, TIME_WIDTH);
 	*p++ = ' ';
-	p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
+	if (dt->raw) {
+		p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
+	} else if (ev->code & KTRACE_GROUP_MASK) {
+		p = tasks_put(dt->tasks, p, ev->tid, ev->tsc, COMM_WIDTH);
+	} else {		/* a meta record is no task's: "-", as a user stream's CPU */
+		memset(p, ' ', COMM_WIDTH + 1 + TID_WIDTH);
+		p[COMM_WIDTH] = '-';
+		p += COMM_WIDTH + 1 + TID_WIDTH;
+	}
 	*p++ = ' ';
 	if (df->proc) {		/* user events the program named */
 		p = sym_put_event(p, df->proc, ev, NAME_WIDTH);
 	} else {
+		struct ktev_ctx ctx = {
+			.put_task = tasks_put_ctx, .tasks = dt->tasks, .tsc = ev->tsc,
+		};
+
 		p = ktev_put_name(p, ev->code, NAME_WIDTH);
 		*p++ = ' ';
-		p = ktev_put_text(p, ev->code, ev->args, ev->nr_args);
+		p = ktev_put_text_ctx(p, ev->code, ev->args, ev->nr_args,
+				      dt->raw ? NULL : &ctx);
 	}
 	*p++ = '\n';
 	out_commit(o, p);

@@ -185,6 +185,24 @@ void dev_set_mask(int ctl, const char *dev, uint32_t mask)
 	}
 }
 
+/*
+ * Have the kernel name every task in the trace (thread:name events), so
+ * that dtrace names the tasks that were there before we started.
+ */
+void dev_name_tasks(int ctl, const char *dev)
+{
+	struct ktrace_name_tasks nt = { 0 };
+	int nr = ioctl(ctl, KTRACE_IOC_NAME_TASKS, &nt);
+
+	if (nr >= 0)
+		pr_debug("%s: named %d tasks", dev, nr);
+	else if (errno == ENOTTY)
+		pr_warn("%s: this kernel's ktrace cannot name the tasks that exist now: "
+			"dtrace shows them as <...>-TID until they are renamed", dev);
+	else
+		pr_warn("%s: naming the tasks that exist now: %s", dev, strerror(errno));
+}
+
 int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -359,6 +359,8 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
 	if (set_mask)
 		dev_set_mask(ctl, o->dev, mask);
+	if (recorded_mask)
+		dev_name_tasks(ctl, o->dev);
 	pr_info("recording %u CPU%s into %s.cpu*%s", r.nr, r.nr == 1 ? "" : "s",
 		o->output, o->command || o->duration ? "" : "; ^C stops");
 	if (o->command && (child = start_command(o->command, &orig)) < 0)

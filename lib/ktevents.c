@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "ktevents.h"
 #include "util.h"
 
@@ -48,7 +49,7 @@ const uint32_t ktev_all_groups = 0
  * one constant-size copy (the bytes past the end get overwritten next; the
  * caller's room, KTEV_TEXT_MAX, has the slack).
  */
-enum conv { CONV_END, CONV_NONE, CONV_U, CONV_D, CONV_X, CONV_LLU, CONV_LLX };
+enum conv { CONV_END, CONV_NONE, CONV_U, CONV_D, CONV_X, CONV_T, CONV_S, CONV_LLU, CONV_LLX };
 
 #define SLOT		32
 #define MAX_PIECES	12
@@ -111,8 +112,9 @@ static void compile(struct compiled *c, const char *fmt)
 		}
 		if (s[1] == '%') {
 			conv = CONV_NONE;	/* the literal takes one '%' */
-		} else if (s[1] == 'u' || s[1] == 'd' || s[1] == 'x') {
-			conv = s[1] == 'u' ? CONV_U : s[1] == 'd' ? CONV_D : CONV_X;
+		} else if (s[1] && strchr("udxTs", s[1])) {
+			conv = s[1] == 'u' ? CONV_U : s[1] == 'd' ? CONV_D :
+			       s[1] == 'x' ? CONV_X : s[1] == 'T' ? CONV_T : CONV_S;
 		} else if (s[1] == 'l' && s[2] == 'l' && (s[3] == 'u' || s[3] == 'x')) {
 			conv = s[3] == 'u' ? CONV_LLU : CONV_LLX;
 			skip = 4;
@@ -345,8 +347,30 @@ static char *put_generic(char *p, uint32_t code, const uint32_t *args,
 	return p;
 }
 
+/*
+ * The rest of the arguments as a string, four bytes an argument in
+ * little-endian order (as an x86 kernel copies a char array into them),
+ * up to the first NUL; escaped, it comes from the traced machine.
+ */
+static char *put_string(char *p, const uint32_t *args, unsigned int nr_args)
+{
+	char s[4 * 8];
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < nr_args && len < sizeof(s); i++)
+		for (unsigned int b = 0; b < 4; b++)
+			s[len++] = args[i] >> (8 * b);
+	return kt_escape(p, KT_ESC_MAX(sizeof(s)), s, len, KT_ESC_TEXT);
+}
+
 char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 		    unsigned int nr_args)
+{
+	return ktev_put_text_ctx(p, code, args, nr_args, NULL);
+}
+
+char *ktev_put_text_ctx(char *p, uint32_t code, const uint32_t *args,
+			unsigned int nr_args, const struct ktev_ctx *ctx)
 {
 	const struct ktev_desc *d = ktev_lookup(code);
 	const struct compiled *c;
@@ -375,11 +399,23 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 			a += need;
 			continue;
 		}
+		if (pc->conv == CONV_S) {
+			p = put_string(p, args + a, nr_args - a);
+			a = nr_args;
+			continue;
+		}
 		v = args[a];
 		if (need == 2)
 			v |= (uint64_t)args[a + 1] << 32;
 		a += need;
 		switch (pc->conv) {
+		case CONV_T:
+			if (ctx && ctx->put_task) {
+				p = ctx->put_task(ctx, p, v);
+				break;
+			}
+			p = ktev_put_u64(p, v);
+			break;
 		case CONV_D:
 			if ((int32_t)v < 0) {
 				*p++ = '-';

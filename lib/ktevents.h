@@ -27,7 +27,9 @@
 /* Room needed by ktev_put_name() and ktev_put_text(), slack included. */
 #define KTEV_SLACK	64
 #define KTEV_NAME_MAX	(64 + KTEV_SLACK)
-#define KTEV_TEXT_MAX	(64 + 11 * KTEV_MAX_ARGS + KTEV_SLACK)
+/* two tasks (%T) and a string (%s) at most, each argument 11 digits */
+#define KTEV_TEXT_MAX	(64 + 11 * KTEV_MAX_ARGS + 2 * KTEV_TASK_MAX + 6 * 32 + KTEV_SLACK)
+#define KTEV_TASK_MAX	(16 * 6 + 1 + 10)
 
 /* Pseudo group name of meta records (no group bit): "meta:lost". */
 #define KTEV_META_NAME	"meta"
@@ -84,6 +86,20 @@ char *ktev_put_name(char *p, uint32_t code, unsigned int width);
  */
 char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 		    unsigned int nr_args);
+
+/*
+ * What a reader knows beyond the event: ktev_put_text_ctx() prints a task
+ * argument (%T) with @put_task, which writes "comm-tid" for the task @tid
+ * as it was named at the event's time @tsc, at most KTEV_TASK_MAX bytes.
+ */
+struct ktev_ctx {
+	char *(*put_task)(const struct ktev_ctx *ctx, char *p, uint32_t tid);
+	const void *tasks;	/* @put_task's */
+	uint64_t tsc;
+};
+
+char *ktev_put_text_ctx(char *p, uint32_t code, const uint32_t *args,
+			unsigned int nr_args, const struct ktev_ctx *ctx);
 
 /* Number formatting used by the above, for the tools' own columns. */
 char *ktev_put_u64(char *p, uint64_t v);

@@ -139,6 +139,7 @@ struct ktfile_event {
 
 /* ktfile_open() flags */
 #define KTFILE_FORCE	(1u << 0)	/* a bad record ends the file with a warning, not an error */
+#define KTFILE_QUIET	(1u << 1)	/* a bad record ends the file, silently (a second pass) */
 
 /**
  * struct ktfile_reader - a trace file being read, one event at a time

@@ -23,13 +23,17 @@
 #define BUF_RECORDS	4096			/* 96 KiB a file */
 #define MAX_HEADER_SIZE	(64 * 1024)
 
-/* Print "@path: offset N: what" and return -1 (0 under KTFILE_FORCE). */
+/* Print "@path: offset N: what" and return -1 (0 under KTFILE_FORCE, KTFILE_QUIET). */
 __attribute__((format(printf, 3, 4)))
 static int bad(struct ktfile_reader *r, uint64_t off, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
 
+	if (r->flags & KTFILE_QUIET) {
+		r->state = 0;
+		return 0;
+	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

@@ -36,6 +36,20 @@ extern u32 ktrace_group_mask;
 void ktrace_write(u32 event, u32 arg1, u32 arg2);
 void ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args);
 
+struct task_struct;
+void __ktrace_task_name(struct task_struct *t, const char *comm);
+
+/*
+ * Record the name @comm of @t (a thread:name event), whatever the mask:
+ * a trace of any groups can then name its tasks.
+ */
+static __always_inline void ktrace_task_name(struct task_struct *t,
+					     const char *comm)
+{
+	if (static_branch_unlikely(&ktrace_enabled))
+		__ktrace_task_name(t, comm);
+}
+
 static __always_inline bool ktrace_on(u32 event)
 {
 	return static_branch_unlikely(&ktrace_enabled) &&
@@ -80,6 +94,9 @@ do {									\
 } while (0)
 
 #else /* !CONFIG_KTRACE */
+
+struct task_struct;
+static inline void ktrace_task_name(struct task_struct *t, const char *comm) { }
 
 /* Never evaluated, but still type-checked and counted as used. */
 #define TRACE(event, arg1, arg2)					\

@@ -115,7 +115,7 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	unsigned int nr, i;
 	struct ktrace_record *recs;
 	struct ktrace_buf *buf;
-	u32 tid;
+	u32 tid, mask;
 	u64 tsc;
 
 	nr = 1 + (nr_args > 2 ? DIV_ROUND_UP(nr_args - 2, 2) : 0);
@@ -127,7 +127,9 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	 * Checked again with preemption off: ktrace_resize() clears the mask,
 	 * then waits for a grace period before it frees any buffer.
 	 */
-	if (unlikely(!(READ_ONCE(ktrace_group_mask) & event)))
+	mask = READ_ONCE(ktrace_group_mask);
+	if (unlikely(!(mask & event)) &&
+	    !(mask && event == KTRACE_thread_name))	/* whatever the mask */
 		goto out;
 
 	buf = this_cpu_ptr(&ktrace_bufs);
@@ -230,6 +232,52 @@ void notrace ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args)
 	ktrace_reserve_write(event, args, nr_args);
 }
 EXPORT_SYMBOL_GPL(ktrace_write_args);
+
+/**
+ * __ktrace_task_name - record a thread:name event; use ktrace_task_name()
+ * @t: the task
+ * @comm: its name: @t->comm, or the new name a rename is about to set
+ *
+ * @comm may change under us (another thread writing /proc/PID/comm): the
+ * record then holds a mix of both names, as the kernel's own tracepoints
+ * would; it is always terminated.
+ */
+void notrace __ktrace_task_name(struct task_struct *t, const char *comm)
+{
+	u32 args[2 + KTRACE_COMM_LEN / sizeof(u32)];
+	char *name = (char *)&args[2];
+
+	args[0] = task_pid_nr(t);
+	args[1] = task_tgid_nr(t);
+	strscpy_pad(name, comm, KTRACE_COMM_LEN);
+	ktrace_reserve_write(KTRACE_thread_name, args, ARRAY_SIZE(args));
+}
+EXPORT_SYMBOL_GPL(__ktrace_task_name);
+
+/**
+ * ktrace_name_tasks - record the name of every task
+ *
+ * Return: the number of tasks named, 0 when tracing is off.
+ */
+int ktrace_name_tasks(void)
+{
+	struct task_struct *g, *t;
+	int nr = 0;
+
+	if (!READ_ONCE(ktrace_group_mask))
+		return 0;
+	/*
+	 * Tasks forked or renamed meanwhile are named by their own
+	 * thread:name events; under RCU we see each thread at most once.
+	 */
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		__ktrace_task_name(t, t->comm);
+		nr++;
+	}
+	rcu_read_unlock();
+	return nr;
+}
 
 struct ktrace_buf *ktrace_cpu_buf(unsigned int cpu)
 {

@@ -286,6 +286,17 @@ static long ktrace_ioc_set_wakeup(struct ktrace_reader *reader,
 	return 0;
 }
 
+static long ktrace_ioc_name_tasks(void __user *uarg)
+{
+	struct ktrace_name_tasks arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved)
+		return -EINVAL;
+	return ktrace_name_tasks();
+}
+
 static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct ktrace_reader *reader = file->private_data;
@@ -304,6 +315,8 @@ static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ktrace_ioc_attach_cpu(reader, uarg);
 	case KTRACE_IOC_SET_WAKEUP:
 		return ktrace_ioc_set_wakeup(reader, uarg);
+	case KTRACE_IOC_NAME_TASKS:
+		return reader->admin ? ktrace_ioc_name_tasks(uarg) : -EPERM;
 	default:
 		return -ENOTTY;
 	}

@@ -61,6 +61,7 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 			size_t nr_max);
 void ktrace_set_wakeup(struct ktrace_buf *buf, unsigned long records);
 int ktrace_set_mask(u32 mask);
+int ktrace_name_tasks(void);
 int ktrace_resize(unsigned int records);
 bool ktrace_tsc_invariant(void);
 

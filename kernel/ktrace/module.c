@@ -111,6 +111,19 @@ static void notrace ktrace_probe_task_newtask(void *data, struct task_struct *p,
 					      unsigned long clone_flags)
 {
 	TRACE(KTRACE_thread_fork, current->pid, p->pid);
+	if (READ_ONCE(ktrace_group_mask))	/* names: whatever the mask */
+		__ktrace_task_name(p, p->comm);
+}
+
+/*
+ * __set_task_comm(): ktrace_task_name(tsk, tsk->comm) after the copy; the
+ * tracepoint fires before it, with the new name in @comm.
+ */
+static void notrace ktrace_probe_task_rename(void *data, struct task_struct *p,
+					     const char *comm)
+{
+	if (READ_ONCE(ktrace_group_mask))
+		__ktrace_task_name(p, comm);
 }
 
 /* exec_binprm(): TRACE(thread_exec, current->pid, old_pid) */
@@ -269,6 +282,7 @@ static struct ktrace_probe ktrace_probes[] = {
 	KTRACE_PROBE(sched_wakeup, ktrace_probe_sched_wakeup),
 	KTRACE_PROBE(sched_migrate_task, ktrace_probe_sched_migrate),
 	KTRACE_PROBE(task_newtask, ktrace_probe_task_newtask),
+	KTRACE_PROBE(task_rename, ktrace_probe_task_rename),
 	KTRACE_PROBE(sched_process_exec, ktrace_probe_exec),
 	KTRACE_PROBE(sched_process_exit, ktrace_probe_exit),
 	KTRACE_PROBE(page_fault_user, ktrace_probe_page_fault),
@@ -295,6 +309,7 @@ static void __init ktrace_probes_check(void)
 	KTRACE_PROBE_CHECK(sched_wakeup, ktrace_probe_sched_wakeup);
 	KTRACE_PROBE_CHECK(sched_migrate_task, ktrace_probe_sched_migrate);
 	KTRACE_PROBE_CHECK(task_newtask, ktrace_probe_task_newtask);
+	KTRACE_PROBE_CHECK(task_rename, ktrace_probe_task_rename);
 	KTRACE_PROBE_CHECK(sched_process_exec, ktrace_probe_exec);
 	KTRACE_PROBE_CHECK(sched_process_exit, ktrace_probe_exit);
 	KTRACE_PROBE_CHECK(page_fault_user, ktrace_probe_page_fault);

@@ -108,6 +108,18 @@ static void emit_event(struct stream *s)
 	do
 		d = &ktev_events[rnd(ktev_nr_events)];
 	while (s->user && strcmp(d->group, "user") && strcmp(d->group, "func"));
+	if (d->code == KTRACE_thread_name) {	/* a name a person can read */
+		static const char *const comms[] = { "bash", "wget", "kworker/0:1", "sshd" };
+		uint32_t comm[KTRACE_COMM_LEN / 4] = { 0 };
+		uint32_t named = 1000 + rnd(20);
+
+		strncpy((char *)comm, comms[rnd(ARRAY_SIZE(comms))], sizeof(comm) - 1);
+		emit(s, d->code, tid, named, named - named % 4);
+		emit(s, KTRACE_EVT_CONT, tid, comm[0], comm[1]);
+		emit(s, KTRACE_EVT_CONT | KTRACE_EVT_END | 1 << KTRACE_SUB_SHIFT, tid,
+		     comm[2], comm[3]);
+		return;
+	}
 	/* now and then a negative second argument, for %d */
 	emit(s, d->code, tid, rnd(2000), rnd(4) ? rnd(64) : -(uint32_t)rnd(100));
 	emit_conts(s, d->nr_cont, tid, true);

@@ -25,7 +25,7 @@ ok $? "--help lists every option" "missing $o"
 "$DTRACE" --version | grep -q '^dtrace (ktrace) [0-9]'
 ok $? "--version"
 "$DTRACE" -l >"$TMP/list"
-grep -q '^sched ' "$TMP/list" && grep -q 'switch .*context switch from task %u' "$TMP/list"
+grep -q '^sched ' "$TMP/list" && grep -q 'switch .*context switch from task %T' "$TMP/list"
 ok $? "-l lists groups and events with formats"
 
 usage_error "no files" "no trace files given"

@@ -29,7 +29,7 @@ grep -q '^event 1 work worker %u, item %u$' "$TMP"/thr/trace.pid*.maps
 ok $? "event names are saved with the map"
 "$DTRACE" --calltree "$TMP"/thr/trace.* | grep -q '/\* user:work worker 0, item 49999 \*/'
 ok $? "dtrace --calltree prints user events with the program's names"
-"$DTRACE" "$TMP"/thr/trace.* | grep -Eq '^ +- +[0-9.]+ +[0-9]+ user:work +worker 0, item 49999$'
+"$DTRACE" "$TMP"/thr/trace.* | grep -Eq '^ +- +[0-9.]+ +[^ ]+-[0-9]+ +user:work +worker 0, item 49999$'
 ok $? "... and so does its event listing"
 for p in "$TMP"/thr/trace.pid*.maps; do
 	grep -q "^object 0x[0-9a-f]* 0x[0-9a-f]* 0x[0-9a-f]* [0-9a-f]\{40\} $UT/events\$" "$p"

@@ -31,6 +31,19 @@ static const char *text(uint32_t code, const uint32_t *args, unsigned int nr)
 	return buf;
 }
 
+static char *put_task(const struct ktev_ctx *ctx, char *p, uint32_t tid)
+{
+	return p + sprintf(p, "<%u>", tid);
+}
+
+static const char *text_ctx(uint32_t code, const uint32_t *args, unsigned int nr)
+{
+	struct ktev_ctx ctx = { .put_task = put_task };
+
+	*ktev_put_text_ctx(buf, code, args, nr, &ctx) = '\0';
+	return buf;
+}
+
 static const char *name(uint32_t code, unsigned int width)
 {
 	*ktev_put_name(buf, code, width) = '\0';
@@ -100,7 +113,9 @@ static void test_numbers(void)
 
 /*
  * The oracle for the table's formats: printf on each conversion, "?" for
- * an argument the event lacks.
+ * an argument the event lacks; a task (%T) without a context is its
+ * number; a string (%s) of ASCII bytes shows printable ones, a backslash
+ * doubled and others as \xNN.
  */
 static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned int nr)
 {
@@ -113,6 +128,23 @@ static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned in
 		if (*s != '%' || conv == '%') {
 			*out++ = *s;
 			s += *s == '%' ? 2 : 1;
+			continue;
+		}
+		if (a + 1 + ll <= nr && conv == 's') {
+			for (unsigned int i = 0; i < 4 * (nr - a); i++) {
+				unsigned char c = args[a + i / 4] >> (8 * (i % 4));
+
+				if (!c)
+					break;
+				if (c == '\\')
+					out += sprintf(out, "\\\\");
+				else if (c < 0x20 || c > 0x7e)
+					out += sprintf(out, "\\x%02x", c);
+				else
+					*out++ = c;
+			}
+			a = nr;
+			s += 2;
 			continue;
 		}
 		if (a + 1 + ll > nr)
@@ -149,6 +181,9 @@ static void test_text(void)
 				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 				args[j] = round < 3 ? (uint32_t[]){ 0, 1, UINT32_MAX }[round]
 						    : (uint32_t)(rng >> (33 + round % 31));
+				/* strings: ASCII here, the rest is escape.c's tests */
+				if (strstr(d->fmt, "%s") && j >= 2)
+					args[j] &= 0x7f7f7f7f;
 			}
 			oracle(want, d->fmt, args, nr);
 			bad = strcmp(text(d->code, args, nr), want);
@@ -162,6 +197,11 @@ static void test_text(void)
 			expect(what, text(d->code, args, 2), want);
 		}
 	}
+	expect("task with a context: named by it",
+	       text_ctx(KTRACE_sched_switch, a, 2), "context switch from task <12> to task <57>");
+	expect("string: up to its NUL",
+	       text(KTRACE_thread_name, (uint32_t[]){ 5, 4, 0x74696177, 0x6e, 0x41414141, 0 }, 6),
+	       "task 5 of process 4 is named waitn");
 	expect("unknown subevent: generic", text(KTRACE_GRP_sched | 7 << KTRACE_SUB_SHIFT, a, 4),
 	       "event 0x07000001 args 0xc 0x39 0x89abcdef 0x1234");
 	expect("lost marker: 64-bit count", text(KTRACE_META_LOST, lost, 2),

@@ -29,7 +29,7 @@ import re
 import struct
 import sys
 
-CONV = re.compile(r"%(?:ll)?[udx]")
+CONV = re.compile(r"%(?:ll)?[udxTs]")
 
 
 def read_list(path):
@@ -60,13 +60,31 @@ def event_name(code, groups):
     return "0x%x:%d" % (grp, sub)
 
 
-def render(fmt, values):
-    vals = iter(values)
+def string(values):
+    """%s: the remaining arguments as little-endian bytes, up to a NUL (ASCII here)."""
+    b = b"".join(struct.pack("<I", v & 0xFFFFFFFF) for v in values)
+    return b.split(b"\0")[0].decode("ascii", "backslashreplace")
 
-    def conv(m):
-        v = next(vals)
-        return "%x" % v if m.group(0).endswith("x") else "%d" % v
-    return CONV.sub(conv, fmt)
+
+def render(fmt, values, named=False):
+    """The text of an event; named: a regex where a task (%T) may show its name."""
+    vals = list(values)
+    out, pos = [], 0
+    for m in CONV.finditer(fmt):
+        lit = fmt[pos:m.start()]
+        out.append(re.escape(lit) if named else lit)
+        pos = m.end()
+        c = m.group(0)[-1]
+        if c == "s":
+            s, vals = string(vals), []
+            out.append(re.escape(s) if named else s)
+            continue
+        v = vals.pop(0)
+        s = "%x" % v if c == "x" else "%d" % v
+        out.append("(?:.+-)?" + s if named and c == "T" else re.escape(s) if named else s)
+    lit = fmt[pos:]
+    out.append(re.escape(lit) if named else lit)
+    return "".join(out)
 
 
 BT_LINE = re.compile(r"^\[(\d+)\] (?:\S+ )?(\S+): (.*)$")
@@ -207,7 +225,7 @@ def perfetto(args):
                 if fmt and "code" not in e["args"]:
                     vals = [int(v, 0) if isinstance(v, str) else v
                             for v in e["args"]["fields"].values()]
-                    if render(fmt, vals) != e["args"]["text"]:
+                    if not re.fullmatch(render(fmt, vals, named=True), e["args"]["text"]):
                         bad.append("event %d: fields %s are not its text" % (i, e["args"]))
         else:
             bad.append("event %d: unexpected ph %s" % (i, ph))
@@ -228,7 +246,7 @@ def perfetto(args):
         want_cpu = {}
         for c, t, _tid, nm, tx in text:
             if nm == "sched:switch" and c != "-":
-                nxt = int(tx.split()[-1])
+                nxt = int(tx.split()[-1].rsplit("-", 1)[-1])
                 if nxt:
                     want_cpu.setdefault(int(c), []).append((t, nxt))
         if want_cpu != cpu_slices:
@@ -259,12 +277,24 @@ def perfetto(args):
     return 1 if bad else 0
 
 
+TEXT_LINE = re.compile(r"^\s*(\S+)\s+(\S+)\s+(?:.*?-)?(\d+)\s+(\S+) (.*)$")
+META_LINE = re.compile(r"^\s*(\S+)\s+(\S+)\s+-\s+(meta:\S+) (.*)$")
+
+
 def read_text_us(path):
-    """dtrace lines with the time in us, as strings: (cpu, time, tid, name, text)."""
+    """dtrace lines with the time in us, as strings: (cpu, time, tid, name, text);
+    the task column comm-tid (tid 0 for meta records, which have none)."""
     out = []
     for line in open(path):
-        cpu, t, tid, name, text = line.rstrip("\n").split(None, 4)
-        out.append((cpu, t, int(tid), name, text))
+        line = line.rstrip("\n")
+        m = META_LINE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2), 0, m.group(3), m.group(4).lstrip()))
+            continue
+        m = TEXT_LINE.match(line)
+        if not m:
+            raise SystemExit("dtrace line not understood: " + line)
+        out.append((m.group(1), m.group(2), int(m.group(3)), m.group(4), m.group(5).lstrip()))
     return out
 
 

@@ -159,9 +159,17 @@ static const unsigned int nr_cpu_ids = KSHIM_NR_CPUS;
 #define CPUHP_BP_PREPARE_DYN	0
 #define cpuhp_setup_state(st, name, up, down) 0
 
-struct task_struct { int pid; };
+struct task_struct { int pid, tgid; char comm[16]; };
 extern struct task_struct kshim_task;
 #define current			(&kshim_task)
+#define task_pid_nr(t)		((t)->pid)
+#define task_tgid_nr(t)		((t)->tgid)
+#define strscpy_pad(d, s, n)	strncpy(d, s, n)	/* (d)[n - 1] is NUL here */
+#define rcu_read_lock()		((void)0)
+#define rcu_read_unlock()	((void)0)
+/* the model has one task: current */
+#define for_each_process_thread(g, t) \
+	for ((g) = (t) = &kshim_task; (t); (g) = (t) = NULL)
 #define fatal_signal_pending(t)	0
 #define si_mem_available()	(1L << 30)
 

@@ -50,11 +50,11 @@ check "two threads, each with a trace file of its own" \
 	'[ "$(ls "$T"/u/trace.pid*.tid* 2>/dev/null | wc -l)" -eq 2 ] &&
 	 [ "$(echo $tids | wc -w)" -eq 2 ] && ls "$T"/u/trace.pid*.maps >/dev/null'
 
-"$DTRACE" "$T"/k.cpu* "$T"/u/trace.pid*.tid* >"$T/merged" 2>"$T/err"
+"$DTRACE" --raw "$T"/k.cpu* "$T"/u/trace.pid*.tid* >"$T/merged" 2>"$T/err"
 check "dtrace merges the kernel's and the threads' files" '[ $? -eq 0 ] && [ -s "$T/merged" ]'
 
 for tid in $tids; do
-	# columns: cpu time tid group:event text...
+	# columns (--raw): cpu time tid group:event text...
 	awk -v tid="$tid" -v ppid="$ppid" -v n=$N '
 	function bad(why) { if (!err) err = "round " round ", state " st ": " why ": " $0 }
 	$3 != tid { next }

@@ -94,6 +94,7 @@ struct ktrace_record {
 #define KTRACE_thread_fork	KTRACE_CODE(KTRACE_GRP_thread, 1)
 #define KTRACE_thread_exec	KTRACE_CODE(KTRACE_GRP_thread, 2)
 #define KTRACE_thread_exit	KTRACE_CODE(KTRACE_GRP_thread, 3)
+#define KTRACE_thread_name	KTRACE_CODE(KTRACE_GRP_thread, 4)
 #define KTRACE_fault_page	KTRACE_CODE(KTRACE_GRP_fault, 1)
 #define KTRACE_fault_trap	KTRACE_CODE(KTRACE_GRP_fault, 2)
 #define KTRACE_irq_entry	KTRACE_CODE(KTRACE_GRP_irq, 1)
@@ -115,6 +116,17 @@ struct ktrace_record {
 #define KTRACE_func_exit	KTRACE_CODE(KTRACE_GRP_func, 2)
 #define KTRACE_func_enter	KTRACE_CODE(KTRACE_GRP_func, 3)
 #define KTRACE_func_leave	KTRACE_CODE(KTRACE_GRP_func, 4)
+
+/*
+ * KTRACE_thread_name names a task: arg1 its thread id, arg2 its process id
+ * (tgid), then its name (comm), KTRACE_COMM_LEN bytes padded with NULs, in
+ * two CONT records.  Unlike every other event it is written whenever
+ * tracing is on, whatever the mask, so that any trace can name its tasks:
+ * at fork (the child's name), at every change of a name (exec,
+ * prctl(PR_SET_NAME), /proc/PID/comm) and for every task when asked by
+ * KTRACE_IOC_NAME_TASKS.
+ */
+#define KTRACE_COMM_LEN		16
 
 /* Flags of KTRACE_fault_page. */
 #define KTRACE_FAULT_USER	(1U << 0)	/* fault in user mode */
@@ -236,6 +248,21 @@ struct ktrace_wakeup {
 	__u32 reserved;
 };
 
+/**
+ * struct ktrace_name_tasks - KTRACE_IOC_NAME_TASKS
+ * @flags:    must be zero
+ * @reserved: must be zero
+ *
+ * Writes a KTRACE_thread_name record for every task that exists, into the
+ * calling CPU's buffer: what a trace needs to name the tasks that were
+ * there before it started.  Returns the number of tasks named, 0 when
+ * tracing is off (nothing is written then).
+ */
+struct ktrace_name_tasks {
+	__u32 flags;
+	__u32 reserved;
+};
+
 #define KTRACE_IOC_MAGIC	0xbb	/* Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define KTRACE_IOC_INFO		_IOR(KTRACE_IOC_MAGIC, 0, struct ktrace_info)
 #define KTRACE_IOC_SET_MASK	_IOW(KTRACE_IOC_MAGIC, 1, struct ktrace_mask)
@@ -243,5 +270,6 @@ struct ktrace_wakeup {
 #define KTRACE_IOC_SET_BUF_SIZE	_IOW(KTRACE_IOC_MAGIC, 3, struct ktrace_buf_size)
 #define KTRACE_IOC_ATTACH_CPU	_IOW(KTRACE_IOC_MAGIC, 4, struct ktrace_attach)
 #define KTRACE_IOC_SET_WAKEUP	_IOW(KTRACE_IOC_MAGIC, 5, struct ktrace_wakeup)
+#define KTRACE_IOC_NAME_TASKS	_IOW(KTRACE_IOC_MAGIC, 6, struct ktrace_name_tasks)
 
 #endif /* _UAPI_LINUX_KTRACE_H */

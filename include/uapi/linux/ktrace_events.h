@@ -12,7 +12,9 @@
  * @nr_cont is how many continuation records follow the event.  @format
  * prints the arguments in order (arg1, arg2, then two per continuation
  * record) with %u, %d and %x for one argument and %llx and %llu for two,
- * low word first.
+ * low word first; %T is a thread id that tools may print with its name,
+ * and %s takes the remaining arguments as a NUL-padded string (four bytes
+ * an argument, little-endian).
  */
 KTRACE_GROUP(sched)
 KTRACE_GROUP(thread)
@@ -33,13 +35,14 @@ KTRACE_GROUP(lock)
 KTRACE_GROUP(power)
 KTRACE_GROUP(workqueue)
 
-KTRACE_EVENT(sched,   switch,   0, "context switch from task %u to task %u")
-KTRACE_EVENT(sched,   wakeup,   0, "wakeup of task %u on cpu %u")
-KTRACE_EVENT(sched,   migrate,  0, "migrate task %u to cpu %u")
-KTRACE_EVENT(thread,  fork,     0, "fork: task %u created task %u")
-KTRACE_EVENT(thread,  exec,     0, "exec by task %u (old tid %u)")
-KTRACE_EVENT(thread,  exit,     0, "exit of task %u, code %d")
-KTRACE_EVENT(fault,   page,     1, "page fault by task %u, flags %x (1 user, 2 write) at %llx")
+KTRACE_EVENT(sched,   switch,   0, "context switch from task %T to task %T")
+KTRACE_EVENT(sched,   wakeup,   0, "wakeup of task %T on cpu %u")
+KTRACE_EVENT(sched,   migrate,  0, "migrate task %T to cpu %u")
+KTRACE_EVENT(thread,  fork,     0, "fork: task %T created task %u")
+KTRACE_EVENT(thread,  exec,     0, "exec by task %T (old tid %u)")
+KTRACE_EVENT(thread,  exit,     0, "exit of task %T, code %d")
+KTRACE_EVENT(thread,  name,     2, "task %u of process %u is named %s")
+KTRACE_EVENT(fault,   page,     1, "page fault by task %T, flags %x (1 user, 2 write) at %llx")
 KTRACE_EVENT(fault,   trap,     0, "trap %u, error code %x")
 KTRACE_EVENT(irq,     entry,    0, "irq %u entry, vector %u")
 KTRACE_EVENT(irq,     exit,     0, "irq %u exit, vector %u")
@@ -53,7 +56,7 @@ KTRACE_EVENT(net,     xmit,     0, "transmit %u bytes on ifindex %u")
 KTRACE_EVENT(net,     recv,     0, "receive %u bytes on ifindex %u")
 KTRACE_EVENT(block,   issue,    1, "block issue dev %x, %u bytes at sector %llu")
 KTRACE_EVENT(block,   complete, 1, "block complete dev %x, %u bytes at sector %llu")
-KTRACE_EVENT(signal,  deliver,  0, "signal %u delivered to task %u")
+KTRACE_EVENT(signal,  deliver,  0, "signal %u delivered to task %T")
 KTRACE_EVENT(timer,   expire,   1, "timer expired, flags %x, cpu %u, function %llx")
 KTRACE_EVENT(user,    mark,     0, "user mark %u %u")
 KTRACE_EVENT(func,    entry,    1, "enter %llx from %llx")

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tasks: names of the traced tasks by thread id and time (tasks.h).
+ *
+ * One sorted array of every naming, by thread id then time stamp: a
+ * lookup is a binary search, and a trace names few tasks next to the
+ * events it prints.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "escape.h"
+#include "ktfile.h"
+#include "tasks.h"
+#include "util.h"
+
+#define COMM_MAX	(KT_ESC_MAX(KTRACE_COMM_LEN))
+
+struct naming {
+	uint64_t tsc;		/* from then on (0: from the start) */
+	uint32_t tid, pid;
+	uint32_t seq;		/* order read, among equal tid and tsc */
+	uint8_t len;
+	char comm[COMM_MAX];	/* escaped for text */
+};
+
+struct tasks {
+	struct naming *v;
+	size_t nr, cap;
+};
+
+static void add(struct tasks *t, uint64_t tsc, uint32_t tid, uint32_t pid,
+		const char *comm)
+{
+	struct naming *n;
+
+	if (t->nr == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+	}
+	n = &t->v[t->nr];
+	n->tsc = tsc;
+	n->tid = tid;
+	n->pid = pid;
+	n->seq = t->nr++;
+	n->len = kt_escape(n->comm, COMM_MAX, comm, KTRACE_COMM_LEN, KT_ESC_TEXT) - n->comm;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	const struct naming *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->tsc != y->tsc)
+		return x->tsc < y->tsc ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The comm of a thread:name event: arguments 2-5, little-endian bytes. */
+static void event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
+{
+	for (unsigned int i = 0; i < KTRACE_COMM_LEN; i++)
+		comm[i] = ev->args[2 + i / 4] >> (8 * (i % 4));
+}
+
+/*
+ * The thread:name events of one kernel stream.  A bad record ends it
+ * quietly: the merge says what is wrong when it gets there.
+ */
+static void load_file(struct tasks *t, const char *path)
+{
+	struct ktfile_reader *r;
+	char comm[KTRACE_COMM_LEN];
+	struct stat st;
+
+	/* read again: only a file, a pipe's records are the merge's alone */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	r = ktfile_open(path, KTFILE_QUIET);
+	if (!r)
+		return;
+	while (ktfile_next(r) > 0) {
+		const struct ktfile_event *ev = &r->ev;
+
+		if (ev->code == KTRACE_thread_name && ev->nr_args >= 2 + KTRACE_COMM_LEN / 4) {
+			event_comm(ev, comm);
+			add(t, ev->tsc, ev->args[0], ev->args[1], comm);
+		}
+	}
+	ktfile_reader_close(r);
+}
+
+struct tasks *tasks_load(struct kt_merge *m)
+{
+	struct tasks *t = xcalloc(1, sizeof(*t));
+
+	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
+		const struct ktfile_reader *f = kt_merge_file(m, i);
+
+		if (f->hdr.cpu < 0)	/* a user stream names its thread */
+			add(t, 0, f->hdr.tid, f->hdr.pid, f->hdr.comm);
+		else
+			load_file(t, f->path);
+	}
+	qsort(t->v, t->nr, sizeof(*t->v), cmp);
+	return t;
+}
+
+void tasks_free(struct tasks *t)
+{
+	if (t)
+		free(t->v);
+	free(t);
+}
+
+/* The naming of @tid in force at @tsc, else its first one, else NULL. */
+static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t tsc)
+{
+	size_t lo = 0, hi = t ? t->nr : 0;
+
+	/* the first naming after (tid, tsc) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct naming *n = &t->v[mid];
+
+		if (n->tid < tid || (n->tid == tid && n->tsc <= tsc))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && t->v[lo - 1].tid == tid)
+		return &t->v[lo - 1];
+	if (lo < (t ? t->nr : 0) && t->v[lo].tid == tid)
+		return &t->v[lo];
+	return NULL;
+}
+
+uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)
+{
+	const struct naming *n = find(t, tid, tsc);
+
+	return n ? n->pid : 0;
+}
+
+char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
+		unsigned int width)
+{
+	const struct naming *n = find(t, tid, tsc);
+	const char *comm = n ? n->comm : tid ? "<...>" : "<idle>";
+	size_t len = n ? n->len : strlen(comm);
+	char *start;
+
+	if (width > len) {
+		memset(p, ' ', width - len);
+		p += width - len;
+	}
+	memcpy(p, comm, len);
+	p += len;
+	*p++ = '-';
+	start = p;
+	p = ktev_put_u64(p, tid);
+	if (width)
+		for (; p - start < 7; )
+			*p++ = ' ';
+	return p;
+}
+
+char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid)
+{
+	return tasks_put(ctx->tasks, p, tid, ctx->tsc, 0);
+}
