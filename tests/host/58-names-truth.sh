@@ -15,9 +15,12 @@ exec python3 - "${NAMES:-$ROOT/lib/names_gen.h}" <<'PY'
 import errno, os, re, signal, sys
 
 tables = {}
+twice = []
 for kind, nr, name in re.findall(r'^KTNAME_(\w+)\((\d+), "([^"]*)"\)$',
                                  open(sys.argv[1]).read(), re.M):
-    tables.setdefault(kind, {})[int(nr)] = name
+    if int(nr) in tables.setdefault(kind, {}):
+        twice.append((kind, nr, name))
+    tables[kind][int(nr)] = name
 n = failed = 0
 
 def ok(cond, what, diag=""):
@@ -32,6 +35,8 @@ def skip(what, why):
     global n
     n += 1
     print("ok %d - %s # SKIP %s" % (n, what, why))
+
+ok(not twice, "no number is named twice", str(twice[:5]))
 
 ours = tables.get("SYSCALL", {})
 hdr = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
