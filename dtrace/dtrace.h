@@ -72,6 +72,7 @@ struct dtrace {
 	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */
+	struct ktev_ctx decode;	/* --raw, the kernel's symbols and irq names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */
 	struct kt_merge *merge;
@@ -104,7 +105,7 @@ struct dtrace_format {
 	bool to_dir;
 };
 
-#define DTRACE_LINE_BOUND(nr_args)	(256 + 24 * (nr_args))
+#define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TEXT_BOUND(nr_args))
 
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */

@@ -353,7 +353,7 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
 	    (uname = sym_event_name(proc_of(dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
 		snprintf(name, sizeof(name), "user:%.60s", uname);
-	*ktev_put_text(text, ev->code, ev->args, ev->nr_args) = '\0';
+	*ktev_put_text(text, ev->code, ev->args, ev->nr_args, &dt->decode) = '\0';
 	p = put_instant(o, name, pid, tid, e->ns);
 	if (!f->user) {
 		p = put_lit(p, "\"cpu\":");

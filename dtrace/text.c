@@ -77,11 +77,11 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
 	*p++ = ' ';
 	if (df->proc) {		/* user events the program named */
-		p = sym_put_event(p, df->proc, ev, NAME_WIDTH);
+		p = sym_put_event(p, df->proc, ev, NAME_WIDTH, &dt->decode);
 	} else {
 		p = ktev_put_name(p, ev->code, NAME_WIDTH);
 		*p++ = ' ';
-		p = ktev_put_text(p, ev->code, ev->args, ev->nr_args);
+		p = ktev_put_text(p, ev->code, ev->args, ev->nr_args, &dt->decode);
 	}
 	*p++ = '\n';
 	out_commit(o, p);

@@ -25,9 +25,9 @@ members:
 
 and writes lib/names_gen.h (or FILE; "-" is standard output): one X-macro
 line per name, KTNAME_SYSCALL(nr, "name") and so on, for lib/ktevents.c.
-tests/host/59-names-generated.sh checks the committed file is what this
-writes; tests/host/58-names-truth.sh checks the names against the host's
-headers and Python's errno and signal modules.
+tests/host/59-names.sh checks that the committed file is what this writes,
+and the names against the host's headers and Python's errno and signal
+modules.
 """
 import argparse
 import os

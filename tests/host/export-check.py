@@ -3,7 +3,7 @@
 """Checks of dtrace's exports (standard library only).
 
   export-check.py ctf LIST TEXT BT [--order exact|tsc] [--stream cpu=N|tid=N]
-      babeltrace2 --clock-cycles --no-delta output BT against dtrace --tsc
+      babeltrace2 --clock-cycles --no-delta output BT against dtrace --tsc --raw
       output TEXT, LIST being dtrace -l: each babeltrace event is printed
       again through the event table's format, as dtrace prints it, and the
       two must be the same events with the same fields; --order exact: in
@@ -15,7 +15,8 @@
       TEXT (dtrace output): the instants are its events, same times, same
       order; the CPU slices its context switches; the call slices and notes
       account for every func:entry/exit.  With LIST (dtrace -l): the
-      instants' fields printed through the table's formats are their text.
+      instants' fields printed through the table's formats are their text
+      (then JSON and TEXT must be made with --raw: the fields are numbers).
       Prints what it counted, key=value.
   export-check.py mkfile PATH CPU PID TID COMM < records
       A trace file for hand-made cases: CPU's stream, or with CPU -1 the
@@ -29,7 +30,9 @@ import re
 import struct
 import sys
 
-CONV = re.compile(r"%(?:ll)?[udx]")
+# the table's conversions; the decoding ones as the numbers they print raw
+# (dtrace --raw): %S %G %Q %I as %u, %E as %d, %F and %K as hex
+CONV = re.compile(r"%(?:ll)?[udx]|%[SEGQFIK]")
 
 
 def read_list(path):
@@ -65,7 +68,7 @@ def render(fmt, values):
 
     def conv(m):
         v = next(vals)
-        return "%x" % v if m.group(0).endswith("x") else "%d" % v
+        return "%x" % v if m.group(0)[-1] in "xFK" else "%d" % v
     return CONV.sub(conv, fmt)
 
 

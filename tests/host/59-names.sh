@@ -1,17 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The generated names (lib/names_gen.h) against truths made independently of
-# the kernel source: system call numbers against the host's
-# <asm/unistd_64.h>, errno names against Python's errno module, signal names
-# against Python's signal module (errno: the host's headers for what Python
-# lacks), softirq names against /proc/softirqs.
+# The names dtrace decodes arguments with (lib/names_gen.h):
+#  - the file is what scripts/gen-names.py makes of the kernel source,
+#    regenerated from the tarball (make check installs linux-source-6.12);
+#    skipped where the tarball is not installed;
+#  - the names against truths made independently of the kernel source:
+#    system call numbers against the host's <asm/unistd_64.h>, errno names
+#    against Python's errno module (the host's headers for what Python
+#    lacks), signal names against Python's signal module, softirq names
+#    against /proc/softirqs.
+# NAMES=FILE checks another table against the truths.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=/usr/src/linux-source-6.12.tar.xz
 if ! command -v python3 >/dev/null; then
 	echo "ok 1 # SKIP python3 not installed (scripts/deps.sh)"
 	echo "1..1"
 	exit 0
 fi
-exec python3 - "${NAMES:-$ROOT/lib/names_gen.h}" <<'PY'
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+what="lib/names_gen.h is what scripts/gen-names.py makes of $SRC"
+if [ ! -f "$SRC" ]; then
+	echo "ok 1 - $what # SKIP no $SRC"
+elif python3 "$ROOT/scripts/gen-names.py" --source "$SRC" -o "$TMP/names_gen.h" \
+	2>"$TMP/err" && diff -u "$ROOT/lib/names_gen.h" "$TMP/names_gen.h" >"$TMP/diff"; then
+	echo "ok 1 - $what"
+else
+	echo "not ok 1 - $what"
+	head -n 30 "$TMP/err" "$TMP/diff" | sed 's/^/#   /'
+fi
+python3 - "${NAMES:-$ROOT/lib/names_gen.h}" 1 <<'PY'
 import errno, os, re, signal, sys
 
 tables = {}
@@ -21,7 +39,7 @@ for kind, nr, name in re.findall(r'^KTNAME_(\w+)\((\d+), "([^"]*)"\)$',
     if int(nr) in tables.setdefault(kind, {}):
         twice.append((kind, nr, name))
     tables[kind][int(nr)] = name
-n = failed = 0
+n, failed = int(sys.argv[2]), 0
 
 def ok(cond, what, diag=""):
     global n, failed
