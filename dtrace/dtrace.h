@@ -72,8 +72,8 @@ struct dtrace {
 	uint64_t *tids;		/* -p: bitmap, NULL for all */
 	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
 	bool tsc;		/* --tsc: raw time stamps */
-	bool raw;		/* --raw: numbers, not names */
 	bool absolute;		/* --absolute: wall clock time */
+	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */
 	struct kt_merge *merge;
@@ -107,8 +107,8 @@ struct dtrace_format {
 	bool to_dir;
 };
 
-/* a line's columns and text: up to three tasks and a string */
-#define DTRACE_LINE_BOUND(nr_args)	(256 + 3 * KTEV_TASK_MAX + 6 * 32 + 24 * (nr_args))
+/* a line's columns and text: a task column besides its text */
+#define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TASK_MAX + KTEV_TEXT_BOUND(nr_args))
 
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */

@@ -100,7 +100,8 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 
 	while (*s) {
 		struct field *f = &fs->f[fs->nr];
-		size_t skip = 2;
+		struct ktev_conv cv;
+		size_t skip;
 
 		if (*s != '%' || s[1] == '%') {
 			s += *s == '%' ? 2 : 1;
@@ -108,16 +109,16 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 		}
 		if (fs->nr == FIELDS_MAX)
 			die("event table: %s:%s has too many arguments", d->group, d->name);
-		if (s[1] == 'l') {
-			f->type = s[3] == 'u' ? FIELD_U64 : FIELD_X64;
-			skip = 4;
-		} else {
-			/* a task is its thread id; a string's bytes stay numbers */
-			f->type = s[1] == 'u' || s[1] == 'T' ? FIELD_U32 :
-				  s[1] == 'd' ? FIELD_S32 : FIELD_X32;
-		}
+		if (ktev_conv_parse(s, &cv) < 0)
+			die("event table: %s:%s: bad format", d->group, d->name);
+		/* the raw number: %S is a U32 field, %K an X64 */
+		if (cv.nr_args == 2)
+			f->type = cv.raw == 'u' ? FIELD_U64 : FIELD_X64;
+		else
+			f->type = cv.raw == 'u' ? FIELD_U32 : cv.raw == 'd' ? FIELD_S32 : FIELD_X32;
+		skip = cv.len;
 		f->arg = arg;
-		arg += skip == 4 ? 2 : 1;
+		arg += cv.nr_args;
 		if (fs->nr)
 			sp[fs->nr - 1].end = s;
 		sp[fs->nr++] = (struct span){ lit, s, s + skip, NULL };

@@ -22,11 +22,11 @@
 #define FIELD_NAME_MAX	32
 
 enum field_type {
-	FIELD_U32,	/* %u */
-	FIELD_S32,	/* %d */
-	FIELD_X32,	/* %x, and arguments the format leaves out */
+	FIELD_U32,	/* %u, and %S %G %Q %I: the numbers, not the names */
+	FIELD_S32,	/* %d, %E */
+	FIELD_X32,	/* %x, %F, and arguments the format leaves out */
 	FIELD_U64,	/* %llu: two arguments, low word first */
-	FIELD_X64,	/* %llx */
+	FIELD_X64,	/* %llx, %K */
 };
 
 struct field {

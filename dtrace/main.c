@@ -24,6 +24,7 @@
 
 #include "calls.h"
 #include "dtrace.h"
+#include "ksyms.h"
 #include "opts.h"
 #include "util.h"
 
@@ -41,6 +42,8 @@ enum {
 	OPT_SITES,
 	OPT_FORMAT,
 	OPT_RAW,
+	OPT_KALLSYMS,
+	OPT_IRQS,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -66,9 +69,13 @@ static const struct kt_option options[] = {
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
 	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON)" },
-	{ "tsc", no_argument, OPT_TSC, NULL, "raw time stamps" },
 	{ "raw", no_argument, OPT_RAW, NULL,
-	  "numbers, not names: thread ids for tasks" },
+	  "numbers, not names: thread ids, syscall, errno, signal, symbol numbers" },
+	{ "kallsyms", required_argument, OPT_KALLSYMS, "FILE",
+	  "kernel symbols (default: BASE.kallsyms beside BASE.cpuN)" },
+	{ "irqs", required_argument, OPT_IRQS, "FILE",
+	  "irq names, /proc/interrupts (default: BASE.irqs beside BASE.cpuN)" },
+	{ "tsc", no_argument, OPT_TSC, NULL, "raw time stamps" },
 	{ "absolute", no_argument, OPT_ABSOLUTE, NULL,
 	  "wall clock time (local) from the files' reference" },
 	{ "output", required_argument, 'o', "FILE", "write to FILE" },
@@ -163,9 +170,15 @@ static const struct dtrace_format *parse_format(const char *s)
 	kt_usage_error("unknown format '%s' (text, ctf, perfetto)", s);
 }
 
+/* What the trace saved of its machine (ktrace record.c): kallsyms and irqs. */
+struct machine_files {
+	const char *kallsyms, *irqs;	/* given: --kallsyms, --irqs, or as files */
+	char *found_kallsyms, *found_irqs;	/* found beside the trace files */
+};
+
 static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			  const char **output, unsigned int *flags, unsigned int *jobs,
-			  int argc, char **argv)
+			  struct machine_files *mf, int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, false);	/* options and files mix */
 	int c;
@@ -207,11 +220,17 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_FORMAT:
 			*fmt = parse_format(optarg);
 			break;
+		case OPT_RAW:
+			dt->decode.raw = true;
+			break;
+		case OPT_KALLSYMS:
+			mf->kallsyms = optarg;
+			break;
+		case OPT_IRQS:
+			mf->irqs = optarg;
+			break;
 		case OPT_TSC:
 			dt->tsc = true;
-			break;
-		case OPT_RAW:
-			dt->raw = true;
 			break;
 		case OPT_ABSOLUTE:
 			dt->absolute = true;
@@ -282,6 +301,66 @@ static void setup_files(struct dtrace *dt)
 	}
 }
 
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t len = strlen(s), n = strlen(suffix);
+
+	return len > n && !strcmp(s + len - n, suffix);
+}
+
+/*
+ * BASE.SUFFIX beside the first CPU trace file named BASE.cpuN that has
+ * one, or NULL.
+ */
+static char *find_beside(struct dtrace *dt, const char *suffix)
+{
+	for (unsigned int i = 0; i < kt_merge_nr_files(dt->merge); i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
+		const char *dot = strrchr(f->path, '.');
+		struct stat st;
+		size_t base;
+		char *path;
+
+		if (f->hdr.cpu < 0 || !dot || strncmp(dot, ".cpu", 4) || !dot[4] ||
+		    strspn(dot + 4, "0123456789") != strlen(dot + 4))
+			continue;
+		base = dot - f->path;
+		path = xmalloc(base + strlen(suffix) + 1);
+		memcpy(path, f->path, base);
+		strcpy(path + base, suffix);
+		if (lstat(path, &st) == 0)
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+/*
+ * The kernel's symbols and irq names, unless --raw: a file given with
+ * --kallsyms or --irqs must load; one found beside the trace files (or
+ * among them) may fail with a warning.
+ */
+static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
+{
+	if (dt->decode.raw)
+		return;
+	if (!mf->kallsyms)
+		mf->kallsyms = mf->found_kallsyms = find_beside(dt, ".kallsyms");
+	if (mf->kallsyms) {
+		dt->decode.ksyms = ksyms_load(mf->kallsyms);
+		if (!dt->decode.ksyms && mf->kallsyms != mf->found_kallsyms)
+			die("%s: no kernel symbols to name addresses with", mf->kallsyms);
+		pr_debug("%s: %zu text symbols", mf->kallsyms, ksyms_count(dt->decode.ksyms));
+	}
+	if (!mf->irqs)
+		mf->irqs = mf->found_irqs = find_beside(dt, ".irqs");
+	if (mf->irqs) {
+		dt->decode.irqs = irq_names_load(mf->irqs);
+		if (!dt->decode.irqs && mf->irqs != mf->found_irqs)
+			die("%s: no irq names", mf->irqs);
+	}
+}
+
 /*
  * Merge, filter, hand to the format: on this thread, or packed for the
  * pipeline's workers.  Returns the exit status.
@@ -331,6 +410,7 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 int main(int argc, char **argv)
 {
 	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
+	struct machine_files mf = { 0 };
 	const struct dtrace_format *fmt = &dtrace_text;
 	const char *output = NULL;
 	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
@@ -338,10 +418,14 @@ int main(int argc, char **argv)
 	int ret, kept;
 
 	util_set_progname(argv[0]);
-	parse_options(&dt, &fmt, &output, &flags, &jobs, argc, argv);
+	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, argc, argv);
 	raise_file_limit();
-	/* libktrace's map files (DIR/trace.* names them too) are found beside the streams */
-	inputs = xcalloc(2 * (argc - optind), sizeof(*inputs));
+	/*
+	 * libktrace's map files and what ktrace saved of the machine (trace.*
+	 * names them too) are found beside the streams; a kallsyms or irqs
+	 * file among them is used as if found there.
+	 */
+	inputs = xcalloc(2 * (argc - optind) + 2, sizeof(*inputs));
 	for (int i = optind; i < argc; i++)
 		if (stat(argv[i], &inputs[nr_inputs]) == 0)
 			nr_inputs++;
@@ -349,8 +433,15 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		size_t len = strlen(argv[i]);
 
-		if (len <= 5 || strcmp(argv[i] + len - 5, ".maps"))
+		if (has_suffix(argv[i], ".kallsyms")) {
+			if (!mf.kallsyms)
+				mf.kallsyms = mf.found_kallsyms = xstrdup(argv[i]);
+		} else if (has_suffix(argv[i], ".irqs")) {
+			if (!mf.irqs)
+				mf.irqs = mf.found_irqs = xstrdup(argv[i]);
+		} else if (len <= 5 || strcmp(argv[i] + len - 5, ".maps")) {
 			argv[kept++] = argv[i];
+		}
 	}
 	argc = kept;
 	if (optind == argc)
@@ -361,7 +452,14 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
-	dt.tasks = tasks_load(dt.merge);
+	dt.tasks = dt.decode.raw ? NULL : tasks_load(dt.merge);
+	dt.decode.put_task = tasks_put_ctx;
+	dt.decode.tasks = dt.tasks;
+	load_machine_files(&dt, &mf);
+	if (mf.kallsyms && stat(mf.kallsyms, &inputs[nr_inputs]) == 0)
+		nr_inputs++;
+	if (mf.irqs && stat(mf.irqs, &inputs[nr_inputs]) == 0)
+		nr_inputs++;
 	/* the map files dtrace finds beside the user streams are inputs too */
 	for (unsigned int i = 0; i < kt_merge_nr_files(dt.merge); i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt.merge, i);
@@ -378,6 +476,10 @@ int main(int argc, char **argv)
 	kt_merge_close(dt.merge);
 	tasks_free(dt.tasks);
 	free(dt.files);
+	ksyms_free((struct ksyms *)dt.decode.ksyms);
+	irq_names_free((struct irq_names *)dt.decode.irqs);
+	free(mf.found_kallsyms);
+	free(mf.found_irqs);
 	free(dt.cpus);
 	free(dt.tids);
 	free(inputs);

@@ -340,6 +340,7 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(d) : NULL;
 	char name[KTEV_NAME_MAX], text[KTEV_TEXT_MAX], *p;
+	struct ktev_ctx ctx;
 	uint32_t pid = f->pid, tid = f->tid;
 	const char *uname, *ufmt;
 
@@ -353,10 +354,9 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
 	    (uname = sym_event_name(proc_of(dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
 		snprintf(name, sizeof(name), "user:%.60s", uname);
-	*ktev_put_text_ctx(text, ev->code, ev->args, ev->nr_args,
-			   dt->raw ? NULL : &(struct ktev_ctx){ .put_task = tasks_put_ctx,
-							 .tasks = dt->tasks,
-							 .tsc = ev->tsc }) = '\0';
+	ctx = dt->decode;
+	ctx.tsc = ev->tsc;
+	*ktev_put_text(text, ev->code, ev->args, ev->nr_args, &ctx) = '\0';
 	p = put_instant(o, name, pid, tid, e->ns);
 	if (!f->user) {
 		p = put_lit(p, "\"cpu\":");

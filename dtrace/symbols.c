@@ -631,7 +631,7 @@ static char *put_bounded(char *p, const char *s)
 }
 
 char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
-		    unsigned int width)
+		    unsigned int width, const struct ktev_ctx *ctx)
 {
 	const char *name, *format;
 	struct sym_call_event call;
@@ -653,7 +653,7 @@ char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *e
 	    !(name = sym_event_name(proc, KTRACE_SUB(ev->code), &format))) {
 		p = ktev_put_name(p, ev->code, width);
 		*p++ = ' ';
-		return ktev_put_text(p, ev->code, ev->args, ev->nr_args);
+		return ktev_put_text(p, ev->code, ev->args, ev->nr_args, ctx);
 	}
 	p = stpcpy(stpcpy(p, "user:"), name);
 	while (p - start < (ptrdiff_t)width)

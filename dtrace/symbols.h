@@ -23,6 +23,8 @@
 
 #include "ktfile.h"
 
+struct ktev_ctx;
+
 /* One function (or one unknown address). */
 struct sym_func {
 	const char *name;	/* "fib"; "libfoo.so+0x1a2b" or "0x7f12..." if unknown */
@@ -112,11 +114,11 @@ const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **fo
  * a user event the program named (@proc may be NULL) as "user:NAME" in its
  * own format, a function call with the names of the function and of the
  * one it was called from (where @proc has a map), every other from the
- * event table.  At most KTEV_TEXT_MAX bytes more than @width.  Not thread
+ * event table, decoded as @ctx says.  At most KTEV_TEXT_MAX bytes more than @width.  Not thread
  * safe: it may look symbols up.
  */
 char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
-		    unsigned int width);
+		    unsigned int width, const struct ktev_ctx *ctx);
 
 /* Functions known so far (ids below this), and each by its id. */
 unsigned int sym_nr_funcs(void);

@@ -78,7 +78,7 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	else
 		p = dtrace_put_us(p, e->ns, TIME_WIDTH);
 	*p++ = ' ';
-	if (dt->raw) {
+	if (dt->decode.raw) {
 		p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
 	} else if (ev->code & KTRACE_GROUP_MASK) {
 		p = tasks_put(dt->tasks, p, ev->tid, ev->tsc, COMM_WIDTH);
@@ -89,16 +89,14 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	}
 	*p++ = ' ';
 	if (df->proc) {		/* user events the program named */
-		p = sym_put_event(p, df->proc, ev, NAME_WIDTH);
+		p = sym_put_event(p, df->proc, ev, NAME_WIDTH, &dt->decode);
 	} else {
-		struct ktev_ctx ctx = {
-			.put_task = tasks_put_ctx, .tasks = dt->tasks, .tsc = ev->tsc,
-		};
+		struct ktev_ctx ctx = dt->decode;
 
+		ctx.tsc = ev->tsc;	/* the task names of that time */
 		p = ktev_put_name(p, ev->code, NAME_WIDTH);
 		*p++ = ' ';
-		p = ktev_put_text_ctx(p, ev->code, ev->args, ev->nr_args,
-				      dt->raw ? NULL : &ctx);
+		p = ktev_put_text(p, ev->code, ev->args, ev->nr_args, &ctx);
 	}
 	*p++ = '\n';
 	out_commit(o, p);

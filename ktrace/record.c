@@ -12,6 +12,9 @@
  * enough: one drain of many CPUs writes more records than a quarter of a
  * small buffer.
  *
+ * Before tracing starts, /proc/kallsyms and /proc/interrupts are saved
+ * beside the files, for dtrace to name kernel addresses and irqs with.
+ *
  * Stopping (signal, end of -d, end of the command): the mask is put back if
  * ktrace set it, then everything left in the buffers is drained, so the
  * files hold every record written up to then.
@@ -173,6 +176,121 @@ static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 			die("%s: %s", c->path, kt_create_strerror(ret));
 		}
 	}
+}
+
+/* Most of a /proc file we copy: a kallsyms with many modules is ~20 MiB. */
+#define PROC_COPY_MAX	(256u << 20)
+
+/* All of /proc file @path, in *len bytes; NULL (after a message) if not. */
+static char *read_proc(const char *path, size_t *len)
+{
+	int fd = kt_open_regular(path);
+	size_t cap = 1 << 20;
+	char *buf;
+
+	*len = 0;
+	if (fd < 0) {
+		/* a kernel without CONFIG_KALLSYMS has none: nothing to say */
+		if (fd == -ENOENT)
+			pr_debug("%s: %s", path, strerror(-fd));
+		else
+			pr_warn("%s: %s", path, strerror(-fd));
+		return NULL;
+	}
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t n;
+
+		if (*len == cap) {
+			if (cap == PROC_COPY_MAX) {
+				pr_warn("%s: larger than %u MiB: not copied", path,
+					PROC_COPY_MAX >> 20);
+				break;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		n = read(fd, buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			pr_warn("reading %s: %s", path, strerror(errno));
+		if (n <= 0) {
+			close(fd);
+			if (!n)
+				return buf;
+			break;
+		}
+		*len += n;
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Whether a kallsyms copy has real addresses: kptr_restrict makes them all 0. */
+static bool has_addresses(const char *buf, size_t len)
+{
+	for (const char *line = buf; line < buf + len; ) {
+		const char *nl = memchr(line, '\n', buf + len - line);
+		size_t zeros = strspn(line, "0");
+
+		if (line + zeros < buf + len && line[zeros] != ' ')
+			return true;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return false;
+}
+
+/*
+ * What dtrace needs to name kernel addresses and irqs once the machine is
+ * gone: /proc/kallsyms as BASE.kallsyms and /proc/interrupts as BASE.irqs,
+ * created like the trace files (0600, never through a link).  Taken before
+ * tracing starts; a copy that cannot be made costs only the names.
+ */
+static void save_proc(const struct ktrace_opts *o, const char *proc, const char *suffix)
+{
+	size_t len, plen = strlen(o->output) + strlen(suffix) + 1;
+	char *buf = read_proc(proc, &len), *path;
+	int fd;
+
+	if (!buf)
+		return;
+	if (!strcmp(suffix, ".kallsyms") && !has_addresses(buf, len)) {
+		pr_warn("%s shows no addresses (kernel.kptr_restrict, or not root): "
+			"no %s%s, dtrace prints kernel addresses in hex", proc, o->output, suffix);
+		free(buf);
+		return;
+	}
+	path = xmalloc(plen);
+	snprintf(path, plen, "%s%s", o->output, suffix);
+	fd = kt_create_file(path);
+	if (fd < 0) {
+		pr_warn("%s: %s", path, kt_create_strerror(fd));
+	} else {
+		size_t done = 0;
+
+		while (done < len) {
+			ssize_t n = write(fd, buf + done, len - done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				pr_warn("%s: %s: not kept", path, n < 0 ? strerror(errno) : "short write");
+				unlink(path);
+				break;
+			}
+			done += n;
+		}
+		if (close(fd) < 0 && done == len) {
+			pr_warn("%s: %s: not kept", path, strerror(errno));
+			unlink(path);
+		}
+	}
+	free(path);
+	free(buf);
 }
 
 static void give_up(struct recorder *r, struct cpu_rec *c)
@@ -355,6 +473,8 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	ktfile_header_init(&tmpl, 0, info->tsc_khz * 1000,
 			   info->flags & KTRACE_INFO_TSC_INVARIANT, recorded_mask);
 	create_files(&r, &tmpl);
+	save_proc(o, "/proc/kallsyms", ".kallsyms");
+	save_proc(o, "/proc/interrupts", ".irqs");
 	if (!recorded_mask)
 		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
 	if (set_mask)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "ksyms.h"
 #include "ktevents.h"
 #include "util.h"
 
@@ -49,7 +50,13 @@ const uint32_t ktev_all_groups = 0
  * one constant-size copy (the bytes past the end get overwritten next; the
  * caller's room, KTEV_TEXT_MAX, has the slack).
  */
-enum conv { CONV_END, CONV_NONE, CONV_U, CONV_D, CONV_X, CONV_T, CONV_S, CONV_LLU, CONV_LLX };
+enum conv {
+	CONV_END, CONV_NONE, CONV_U, CONV_D, CONV_X, CONV_LLU, CONV_LLX,
+	/* decoding: each prints as one of the above when raw */
+	CONV_SYSCALL, CONV_ERRNO, CONV_SIGNAL, CONV_SOFTIRQ, CONV_FAULT, CONV_IRQ,
+	CONV_KSYM, CONV_TASK,
+	CONV_STRING,	/* the same raw or not */
+};
 
 #define SLOT		32
 #define MAX_PIECES	12
@@ -58,6 +65,7 @@ struct piece {
 	char lit[SLOT];
 	uint8_t len;
 	uint8_t conv;
+	uint8_t raw;		/* the conversion when the context says raw */
 };
 
 struct compiled {
@@ -70,6 +78,55 @@ struct compiled {
 static const struct ktev_desc *by_code[KTRACE_NR_GROUPS][256];
 static struct compiled compiled[ARRAY_SIZE(ktev_events)];
 
+/*
+ * The conversions: letters, arguments, raw form, and the most bytes each
+ * prints (a name of the generated tables fits a slot; %K and %I print one
+ * name of at most KTEV_SYM_MAX bytes, and a format has one of them at most).
+ */
+static const struct conv_kind {
+	const char *spec;
+	uint8_t conv, raw, nr_args;
+	char raw_letter;
+	uint16_t max;
+} conv_kinds[] = {
+	{ "%u", CONV_U, CONV_U, 1, 'u', 10 },
+	{ "%d", CONV_D, CONV_D, 1, 'd', 11 },
+	{ "%x", CONV_X, CONV_X, 1, 'x', 8 },
+	{ "%llu", CONV_LLU, CONV_LLU, 2, 'u', 20 },
+	{ "%llx", CONV_LLX, CONV_LLX, 2, 'x', 16 },
+	{ "%S", CONV_SYSCALL, CONV_U, 1, 'u', SLOT },
+	{ "%E", CONV_ERRNO, CONV_D, 1, 'd', SLOT + 1 },
+	{ "%G", CONV_SIGNAL, CONV_U, 1, 'u', SLOT },
+	{ "%Q", CONV_SOFTIRQ, CONV_U, 1, 'u', SLOT },
+	{ "%F", CONV_FAULT, CONV_X, 1, 'x', SLOT },
+	{ "%I", CONV_IRQ, CONV_U, 1, 'u', KTEV_SYM_MAX },
+	{ "%K", CONV_KSYM, CONV_LLX, 2, 'x', KTEV_SYM_MAX },
+	{ "%T", CONV_TASK, CONV_U, 1, 'u', KTEV_TASK_MAX },
+	/* the remaining arguments, at most KTEV_STRING_ARGS */
+	{ "%s", CONV_STRING, CONV_STRING, 1, 's', KT_ESC_MAX(4 * KTEV_STRING_ARGS) },
+};
+
+static const struct conv_kind *conv_kind(const char *s)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(conv_kinds); i++)
+		if (!strncmp(s, conv_kinds[i].spec, strlen(conv_kinds[i].spec)))
+			return &conv_kinds[i];
+	return NULL;
+}
+
+int ktev_conv_parse(const char *s, struct ktev_conv *c)
+{
+	const struct conv_kind *k = conv_kind(s);
+
+	if (!k)
+		return -1;
+	c->len = strlen(k->spec);
+	c->nr_args = k->nr_args;
+	c->raw = k->raw_letter;
+	c->letter = k->spec[c->len - 1];
+	return 0;
+}
+
 /* A format or name the table should never have is a bug: abort. */
 __attribute__((noreturn)) static void bad_table(const char *what)
 {
@@ -78,7 +135,7 @@ __attribute__((noreturn)) static void bad_table(const char *what)
 }
 
 static void add_piece(struct compiled *c, const char *fmt, const char *lit,
-		      size_t len, int conv)
+		      size_t len, const struct conv_kind *k)
 {
 	for (;;) {
 		size_t n = len < SLOT ? len : SLOT;
@@ -90,42 +147,54 @@ static void add_piece(struct compiled *c, const char *fmt, const char *lit,
 		memset(pc->lit, ' ', SLOT);
 		memcpy(pc->lit, lit, n);
 		pc->len = n;
-		pc->conv = n == len ? conv : CONV_NONE;
-		if (n == len)
+		pc->conv = pc->raw = CONV_NONE;
+		if (n == len) {
+			pc->conv = k ? k->conv : CONV_END;
+			pc->raw = k ? k->raw : CONV_END;
 			return;
+		}
 		lit += n;
 		len -= n;
 	}
 }
 
-static void compile(struct compiled *c, const char *fmt)
+/*
+ * Split @fmt into pieces, checking that what it prints for @nr_args
+ * arguments stays within KTEV_TEXT_BOUND(nr_args).
+ */
+static void compile(struct compiled *c, const char *fmt, unsigned int nr_args)
 {
+	static const struct conv_kind none = { .conv = CONV_NONE, .raw = CONV_NONE };
 	const char *lit = fmt, *s = fmt;
+	size_t most = 0, names = 0;
 
 	while (*s) {
-		size_t skip = 2;
-		int conv;
+		const struct conv_kind *k;
 
 		if (*s != '%') {
 			s++;
 			continue;
 		}
-		if (s[1] == '%') {
-			conv = CONV_NONE;	/* the literal takes one '%' */
-		} else if (s[1] && strchr("udxTs", s[1])) {
-			conv = s[1] == 'u' ? CONV_U : s[1] == 'd' ? CONV_D :
-			       s[1] == 'x' ? CONV_X : s[1] == 'T' ? CONV_T : CONV_S;
-		} else if (s[1] == 'l' && s[2] == 'l' && (s[3] == 'u' || s[3] == 'x')) {
-			conv = s[3] == 'u' ? CONV_LLU : CONV_LLX;
-			skip = 4;
-		} else {
-			bad_table(fmt);
+		if (s[1] == '%') {	/* the literal takes one '%' */
+			add_piece(c, fmt, lit, s + 1 - lit, &none);
+			most += s + 1 - lit;
+			s += 2;
+			lit = s;
+			continue;
 		}
-		add_piece(c, fmt, lit, s - lit + (conv == CONV_NONE), conv);
-		s += skip;
+		k = conv_kind(s);
+		if (!k)
+			bad_table(fmt);
+		add_piece(c, fmt, lit, s - lit, k);
+		most += s - lit + k->max;
+		names += k->max == KTEV_SYM_MAX;
+		s += strlen(k->spec);
 		lit = s;
 	}
-	add_piece(c, fmt, lit, s - lit, CONV_END);
+	add_piece(c, fmt, lit, s - lit, NULL);
+	most += s - lit;
+	if (names > 1 || most > KTEV_TEXT_BOUND(nr_args))
+		bad_table(fmt);
 }
 
 __attribute__((constructor)) static void ktev_init(void)
@@ -139,7 +208,7 @@ __attribute__((constructor)) static void ktev_init(void)
 		if (len > SLOT)
 			bad_table(name);
 		by_code[d->bit][d->sub] = d;
-		compile(c, d->fmt);
+		compile(c, d->fmt, 2 + 2 * d->nr_cont);
 		memset(c->name, ' ', SLOT);
 		memcpy(c->name, name, len);
 		c->name_len = len;
@@ -348,13 +417,103 @@ static char *put_generic(char *p, uint32_t code, const uint32_t *args,
 }
 
 /*
+ * The names of lib/names_gen.h (made from the kernel source by
+ * scripts/gen-names.py), in slots like the literals: zero-padded, copied
+ * whole.  A number without a name has length 0.
+ */
+struct name_slot {
+	char s[SLOT];
+	uint8_t len;
+};
+
+#define NAME_SLOT(nr, name)	[nr] = { name, sizeof(name) - 1 },
+#define KTNAME_SYSCALL(nr, name)	NAME_SLOT(nr, name)
+#define KTNAME_ERRNO(nr, name)
+#define KTNAME_SIGNAL(nr, name)
+#define KTNAME_SOFTIRQ(nr, name)
+static const struct name_slot syscall_names[] = {
+#include "names_gen.h"
+};
+#undef KTNAME_SYSCALL
+#undef KTNAME_ERRNO
+#define KTNAME_SYSCALL(nr, name)
+#define KTNAME_ERRNO(nr, name)		NAME_SLOT(nr, name)
+static const struct name_slot errno_names[] = {
+#include "names_gen.h"
+};
+#undef KTNAME_ERRNO
+#undef KTNAME_SIGNAL
+#define KTNAME_ERRNO(nr, name)
+#define KTNAME_SIGNAL(nr, name)		NAME_SLOT(nr, name)
+static const struct name_slot signal_names[] = {
+#include "names_gen.h"
+};
+#undef KTNAME_SIGNAL
+#undef KTNAME_SOFTIRQ
+#define KTNAME_SIGNAL(nr, name)
+#define KTNAME_SOFTIRQ(nr, name)	NAME_SLOT(nr, name)
+static const struct name_slot softirq_names[] = {
+#include "names_gen.h"
+};
+#undef KTNAME_SYSCALL
+#undef KTNAME_ERRNO
+#undef KTNAME_SIGNAL
+#undef KTNAME_SOFTIRQ
+
+/* Page fault flags (KTRACE_FAULT_*), by their two bits. */
+static const struct name_slot fault_names[4] = {
+	{ "kernel|read", 11 }, { "user|read", 9 }, { "kernel|write", 12 }, { "user|write", 10 },
+};
+
+/* The name of @v in @names, false if it has none. */
+static inline bool put_name(char **p, const struct name_slot *names, size_t nr, uint64_t v)
+{
+	if (v >= nr || !names[v].len)
+		return false;
+	memcpy(*p, names[v].s, SLOT);
+	*p += names[v].len;
+	return true;
+}
+
+static char *put_signed(char *p, int32_t v)
+{
+	if (v < 0)
+		*p++ = '-';
+	return ktev_put_u64(p, v < 0 ? -(int64_t)v : v);
+}
+
+/* A system call's return value: -4095..-1 is an error, "-ENOENT". */
+static char *put_errno(char *p, int32_t v)
+{
+	if (v < 0 && v >= -4095) {
+		char *q = p + 1;
+
+		if (put_name(&q, errno_names, ARRAY_SIZE(errno_names), -v)) {
+			*p = '-';
+			return q;
+		}
+	}
+	return put_signed(p, v);
+}
+
+static char *put_fault(char *p, uint32_t v)
+{
+	put_name(&p, fault_names, 4, v & (KTRACE_FAULT_USER | KTRACE_FAULT_WRITE));
+	if (v & ~(KTRACE_FAULT_USER | KTRACE_FAULT_WRITE)) {	/* bits of a later kernel */
+		p = put_str(p, "|0x", 3);
+		p = ktev_put_hex(p, v & ~(KTRACE_FAULT_USER | KTRACE_FAULT_WRITE));
+	}
+	return p;
+}
+
+/*
  * The rest of the arguments as a string, four bytes an argument in
  * little-endian order (as an x86 kernel copies a char array into them),
  * up to the first NUL; escaped, it comes from the traced machine.
  */
 static char *put_string(char *p, const uint32_t *args, unsigned int nr_args)
 {
-	char s[4 * 8];
+	char s[4 * KTEV_STRING_ARGS];
 	size_t len = 0;
 
 	for (unsigned int i = 0; i < nr_args && len < sizeof(s); i++)
@@ -364,15 +523,10 @@ static char *put_string(char *p, const uint32_t *args, unsigned int nr_args)
 }
 
 char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
-		    unsigned int nr_args)
-{
-	return ktev_put_text_ctx(p, code, args, nr_args, NULL);
-}
-
-char *ktev_put_text_ctx(char *p, uint32_t code, const uint32_t *args,
-			unsigned int nr_args, const struct ktev_ctx *ctx)
+		    unsigned int nr_args, const struct ktev_ctx *ctx)
 {
 	const struct ktev_desc *d = ktev_lookup(code);
+	const bool raw = !ctx || ctx->raw;
 	const struct compiled *c;
 	unsigned int a = 0;
 
@@ -385,21 +539,22 @@ char *ktev_put_text_ctx(char *p, uint32_t code, const uint32_t *args,
 	}
 	c = &compiled[d - ktev_events];
 	for (const struct piece *pc = c->piece; ; pc++) {
-		unsigned int need = pc->conv >= CONV_LLU ? 2 : 1;
+		unsigned int conv = raw ? pc->raw : pc->conv;
+		unsigned int need = conv == CONV_LLU || conv == CONV_LLX || conv == CONV_KSYM ? 2 : 1;
 		uint64_t v;
 
 		memcpy(p, pc->lit, SLOT);
 		p += pc->len;
-		if (pc->conv == CONV_END)
+		if (conv == CONV_END)
 			return p;
-		if (pc->conv == CONV_NONE)
+		if (conv == CONV_NONE)
 			continue;
 		if (a + need > nr_args) {
 			*p++ = '?';
 			a += need;
 			continue;
 		}
-		if (pc->conv == CONV_S) {
+		if (conv == CONV_STRING) {
 			p = put_string(p, args + a, nr_args - a);
 			a = nr_args;
 			continue;
@@ -408,27 +563,50 @@ char *ktev_put_text_ctx(char *p, uint32_t code, const uint32_t *args,
 		if (need == 2)
 			v |= (uint64_t)args[a + 1] << 32;
 		a += need;
-		switch (pc->conv) {
-		case CONV_T:
-			if (ctx && ctx->put_task) {
-				p = ctx->put_task(ctx, p, v);
-				break;
-			}
-			p = ktev_put_u64(p, v);
+		switch (conv) {
+		case CONV_TASK:
+			p = ctx->put_task ? ctx->put_task(ctx, p, v) : ktev_put_u64(p, v);
 			break;
 		case CONV_D:
-			if ((int32_t)v < 0) {
-				*p++ = '-';
-				v = -(int64_t)(int32_t)v;
-			}
-			/* fall through */
+			p = put_signed(p, v);
+			break;
 		case CONV_U:
 		case CONV_LLU:
 			p = ktev_put_u64(p, v);
 			break;
-		default:
+		case CONV_X:
+		case CONV_LLX:
 			p = ktev_put_hex(p, v);
 			break;
+		case CONV_SYSCALL:
+			if (!put_name(&p, syscall_names, ARRAY_SIZE(syscall_names), v))
+				p = ktev_put_u64(p, v);
+			break;
+		case CONV_ERRNO:
+			p = put_errno(p, v);
+			break;
+		case CONV_SIGNAL:
+			if (!put_name(&p, signal_names, ARRAY_SIZE(signal_names), v))
+				p = ktev_put_u64(p, v);
+			break;
+		case CONV_SOFTIRQ:
+			if (!put_name(&p, softirq_names, ARRAY_SIZE(softirq_names), v))
+				p = ktev_put_u64(p, v);
+			break;
+		case CONV_FAULT:
+			p = put_fault(p, v);
+			break;
+		case CONV_IRQ:
+			p = ktev_put_u64(p, v);
+			if (ctx->irqs)
+				p = irq_names_put(p, ctx->irqs, v);
+			break;
+		case CONV_KSYM: {
+			char *sym = ctx->ksyms ? ksyms_put(p, ctx->ksyms, v) : NULL;
+
+			p = sym ? sym : ktev_put_hex(p, v);
+			break;
+		}
 		}
 	}
 }

@@ -17,6 +17,7 @@
 #ifndef KTEVENTS_H
 #define KTEVENTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/ktrace.h>
@@ -24,12 +25,18 @@
 /* Most arguments one event can carry: its own two, two per CONT record. */
 #define KTEV_MAX_ARGS	(2 + 2 * 256)
 
-/* Room needed by ktev_put_name() and ktev_put_text(), slack included. */
+/*
+ * Room needed by ktev_put_name() and ktev_put_text(), slack included.  The
+ * text of an event with @nr arguments is at most KTEV_TEXT_BOUND(nr)
+ * bytes: 64 of literal text, 32 per argument (a number, or a name of the
+ * generated tables), and KTEV_SYM_MAX for the one kernel symbol or irq
+ * name a format may print (checked against every format at start).
+ */
 #define KTEV_SLACK	64
+#define KTEV_SYM_MAX	256
+#define KTEV_TEXT_BOUND(nr)	(64 + 32 * (nr) + KTEV_SYM_MAX)
 #define KTEV_NAME_MAX	(64 + KTEV_SLACK)
-/* two tasks (%T) and a string (%s) at most, each argument 11 digits */
-#define KTEV_TEXT_MAX	(64 + 11 * KTEV_MAX_ARGS + 2 * KTEV_TASK_MAX + 6 * 32 + KTEV_SLACK)
-#define KTEV_TASK_MAX	(16 * 6 + 1 + 10)
+#define KTEV_TEXT_MAX	(KTEV_TEXT_BOUND(KTEV_MAX_ARGS) + KTEV_SLACK)
 
 /* Pseudo group name of meta records (no group bit): "meta:lost". */
 #define KTEV_META_NAME	"meta"
@@ -53,6 +60,54 @@ struct ktev_desc {
 	uint8_t nr_cont;
 	const char *fmt;
 };
+
+/**
+ * struct ktev_conv - one conversion of a format, as ktev_conv_parse() reads it
+ * @len:     its characters, '%' included: 2 ("%u"), 4 ("%llx")
+ * @nr_args: arguments it prints: 1, or 2 (a 64-bit value, low word first)
+ * @raw:     how it prints as a number: 'u', 'd' or 'x'
+ * @letter:  its letter: u d x, or one that decodes (S E G Q F I K T),
+ *           or s: a string of the remaining arguments
+ */
+struct ktev_conv {
+	uint8_t len;
+	uint8_t nr_args;
+	char raw;
+	char letter;
+};
+
+/* The conversion at @s (a '%' not followed by '%'): 0, or -1 if none. */
+int ktev_conv_parse(const char *s, struct ktev_conv *c);
+
+struct ksyms;		/* ksyms.h */
+struct irq_names;	/* ksyms.h */
+
+/**
+ * struct ktev_ctx - what decoding needs besides the event itself
+ * @raw:   every argument as a number, as its conversion's raw form (%S as
+ *         %u, %K as %llx): what the table's formats printed before they
+ *         decoded anything.  A NULL context means raw too.
+ * @ksyms: the kernel's symbols, for %K: NULL prints the address in hex
+ * @irqs:  irq names, for %I: NULL prints the number alone
+ * @put_task, @tasks, @tsc: task names, for %T (below)
+ */
+struct ktev_ctx {
+	bool raw;
+	const struct ksyms *ksyms;
+	const struct irq_names *irqs;
+	char *(*put_task)(const struct ktev_ctx *ctx, char *p, uint32_t tid);
+	const void *tasks;
+	uint64_t tsc;
+};
+
+/*
+ * A task (%T) prints with @put_task, if set: "comm-tid" of the task @tid as
+ * it was named at the event's time @tsc (@tasks is put_task's), at most
+ * KTEV_TASK_MAX bytes; else its number.  A string (%s) is at most
+ * KTEV_STRING_ARGS arguments.
+ */
+#define KTEV_TASK_MAX		(16 * 6 + 1 + 10)
+#define KTEV_STRING_ARGS	8
 
 /* All events of the table, in its order. */
 extern const struct ktev_desc ktev_events[];
@@ -79,27 +134,14 @@ char *ktev_put_name(char *p, uint32_t code, unsigned int width);
 
 /*
  * Decoded text of @code with its @nr_args arguments (the event's, then its
- * CONT records'): the table format, "context switch from task 12 to task 57";
- * an argument the format wants but the record lacks prints "?".  Unknown
- * events print generically, "event 0x07000001 args 0x1 0x2"; lost markers
- * "N records lost".
+ * CONT records'): the table format, "context switch from task 12 to task 57",
+ * "syscall getppid entry, arg0 0"; an argument the format wants but the
+ * record lacks prints "?".  Unknown events print generically, "event
+ * 0x07000001 args 0x1 0x2"; lost markers "N records lost".  @ctx: see
+ * struct ktev_ctx; NULL prints numbers only.
  */
 char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
-		    unsigned int nr_args);
-
-/*
- * What a reader knows beyond the event: ktev_put_text_ctx() prints a task
- * argument (%T) with @put_task, which writes "comm-tid" for the task @tid
- * as it was named at the event's time @tsc, at most KTEV_TASK_MAX bytes.
- */
-struct ktev_ctx {
-	char *(*put_task)(const struct ktev_ctx *ctx, char *p, uint32_t tid);
-	const void *tasks;	/* @put_task's */
-	uint64_t tsc;
-};
-
-char *ktev_put_text_ctx(char *p, uint32_t code, const uint32_t *args,
-			unsigned int nr_args, const struct ktev_ctx *ctx);
+		    unsigned int nr_args, const struct ktev_ctx *ctx);
 
 /* Number formatting used by the above, for the tools' own columns. */
 char *ktev_put_u64(char *p, uint64_t v);

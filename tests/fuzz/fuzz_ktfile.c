@@ -19,7 +19,7 @@ static void format(const struct ktfile_event *ev)
 {
 	char *p = ktev_put_name(text, ev->code, 16);
 
-	ktev_put_text(p, ev->code, ev->args, ev->nr_args);
+	ktev_put_text(p, ev->code, ev->args, ev->nr_args, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

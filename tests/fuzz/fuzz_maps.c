@@ -40,7 +40,7 @@ static void put(struct sym_proc *proc, uint32_t code, uint64_t a, uint64_t b)
 		.args = { (uint32_t)a, a >> 32, (uint32_t)b, b >> 32 },
 	};
 
-	check_text(line, sym_put_event(line, proc, &ev, WIDTH));
+	check_text(line, sym_put_event(line, proc, &ev, WIDTH, NULL));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

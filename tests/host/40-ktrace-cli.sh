@@ -204,6 +204,32 @@ else
 	skip "disk full while recording" "cannot mount a tmpfs"
 fi
 
+# /proc/kallsyms and /proc/interrupts saved beside the files (KTFAKE_PROC
+# stands in for /proc; without it the fake device has neither, quietly)
+check "no /proc copies where there is no /proc file, nothing said" \
+	'[ ! -e t.kallsyms ] && [ ! -e t.irqs ] && ! has_err kallsyms && ! has_err interrupts'
+mkdir proc
+printf 'ffffffff81000000 T _stext\nffffffff8142d130 t hrtimer_wakeup\nffffffffc0001000 t x_init\t[x]\n' \
+	>proc/kallsyms
+printf '           CPU0       CPU1\n 38:   0  6275  PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0\n' \
+	>proc/interrupts
+KTFAKE_PROC=$T/proc fk -c 0 -d 0.1 -o m
+check "kallsyms and interrupts saved as BASE.kallsyms and BASE.irqs, mode 0600" \
+	'[ $rc -eq 0 ] && cmp -s proc/kallsyms m.kallsyms && cmp -s proc/interrupts m.irqs &&
+	 [ "$(stat -c %a m.kallsyms) $(stat -c %a m.irqs)" = "600 600" ]'
+sed 's/^[0-9a-f]*/0000000000000000/' proc/kallsyms >proc/k0 && mv proc/k0 proc/kallsyms
+rm -f m.*
+KTFAKE_PROC=$T/proc fk -c 0 -d 0.1 -o m
+check "kallsyms without addresses (kptr_restrict): not saved, said once" \
+	'[ $rc -eq 0 ] && [ ! -e m.kallsyms ] && [ -f m.irqs ] &&
+	 [ "$(grep -c "kptr_restrict" "$T/err")" = 1 ]'
+printf 'ffffffff81000000 T _stext\n' >proc/kallsyms
+ln -s "$T/victim" m.kallsyms
+KTFAKE_PROC=$T/proc fk -c 0 -d 0.1 -o m
+check "a link planted at BASE.kallsyms is not followed (warning, recording goes on)" \
+	'[ $rc -eq 0 ] && [ -L m.kallsyms ] && [ ! -e "$T/victim" ] && has_err "m.kallsyms: exists" &&
+	 whole_file m.cpu0 0'
+
 if [ -x "$DTRACE" ]; then
 	"$DTRACE" t.cpu0 t.cpu1 l.cpu0 >"$T/out" 2>"$T/err"; rc=$?
 	check "dtrace reads what ktrace wrote, lost markers too" \

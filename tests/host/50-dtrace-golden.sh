@@ -38,6 +38,7 @@ golden tids mixed -p 1000-1004,5001
 golden window mixed --from 10 --to 20.5
 golden window-units slow --from 0.1ms --to 250us
 golden tsc mixed --tsc
+golden raw mixed --raw
 golden absolute slow --absolute
 golden summary mixed -S
 golden summary-filtered mixed -S -e sched -c 0

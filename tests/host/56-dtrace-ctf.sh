@@ -21,7 +21,7 @@ ctf() {
 	local name=$1 set=$2
 	shift 2
 	"$DTRACE" --format=ctf -o "$TMP/$name.ctf" "$@" "$TMP/$set"/t.* &&
-		"$DTRACE" --raw --tsc "$@" "$TMP/$set"/t.* >"$TMP/$name.txt" &&
+		"$DTRACE" --tsc --raw "$@" "$TMP/$set"/t.* >"$TMP/$name.txt" &&
 		babeltrace2 --clock-cycles --no-delta "$TMP/$name.ctf" >"$TMP/$name.bt" 2>"$TMP/$name.err"
 }
 
@@ -84,7 +84,7 @@ rc=0
 for f in "$TMP"/mixed/t.*; do
 	s=${f##*.}
 	case $s in cpu*) s=cpu=${s#cpu} ;; user*) s=tid=$((5000 + ${s#user})) ;; esac
-	"$DTRACE" --raw --tsc "$f" >"$TMP/mixed.txt"
+	"$DTRACE" --tsc --raw "$f" >"$TMP/mixed.txt"
 	same mixed exact --stream "$s" || { rc=1; break; }
 done
 ok $rc "mixed: each stream the same as its file" "$s: $(cat "$TMP/mixed.diff")"

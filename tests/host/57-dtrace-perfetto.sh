@@ -15,13 +15,14 @@ if ! command -v python3 >/dev/null; then
 fi
 
 # json NAME FILES dtrace-args...: TMP/NAME.json, dtrace's text in TMP/NAME.txt and
-# export-check's findings in TMP/NAME.check
+# export-check's findings in TMP/NAME.check; --raw: export-check prints the
+# fields as numbers (without it, the texts name syscalls, signals and so on)
 json() {
 	local name=$1 files=$2
 	shift 2
 	# shellcheck disable=SC2086
-	"$DTRACE" --format=perfetto -o "$TMP/$name.json" "$@" $files 2>"$TMP/$name.err" &&
-		"$DTRACE" "$@" $files >"$TMP/$name.txt" 2>/dev/null &&
+	"$DTRACE" --format=perfetto --raw -o "$TMP/$name.json" "$@" $files 2>"$TMP/$name.err" &&
+		"$DTRACE" --raw "$@" $files >"$TMP/$name.txt" 2>/dev/null &&
 		python3 "$CHECK" perfetto "$TMP/$name.json" --text "$TMP/$name.txt" \
 			--list "$TMP/list" >"$TMP/$name.check"
 }
@@ -41,6 +42,14 @@ ok $? "mixed: well-formed, nested, the events of dtrace with their fields" "$(gr
 head -c 45 "$TMP/mixed.json" | grep -qF '{"displayTimeUnit":"ns","traceEvents":[' &&
 	python3 -m json.tool "$TMP/mixed.json" >/dev/null
 ok $? "mixed: a JSON object with traceEvents, in ns"
+# not raw: the instants' texts are dtrace's decoded ones, the fields numbers
+"$DTRACE" --format=perfetto -o "$TMP/decoded.json" "$TMP"/mixed/t.* &&
+	"$DTRACE" "$TMP"/mixed/t.* >"$TMP/decoded.txt" &&
+	python3 "$CHECK" perfetto "$TMP/decoded.json" --text "$TMP/decoded.txt" >"$TMP/decoded.check" &&
+	grep -q '"text":"syscall [a-z_0-9]* e[a-z]*t, [^"]*","fields":{"syscall":[0-9]*,' "$TMP/decoded.json" &&
+	grep -q '"text":"[^"]* task [^" ]*-[0-9][0-9]*[ ,"]' "$TMP/decoded.json"
+ok $? "mixed, decoded: the texts of dtrace with names, the fields numbers" \
+	"$(grep bad: "$TMP/decoded.check")"
 has mixed "thread_name_5000_5001=ktgen-user" && has mixed "process_name_5000_5000=ktgen-user" &&
 	has mixed "thread_name_4194304_4194306=CPU 2" && has mixed "process_name_4194304_4194304=CPUs"
 ok $? "mixed: names of the threads, the process and the CPUs"

@@ -25,23 +25,24 @@ static void ok(int cond, const char *what, const char *got, const char *want)
 
 static char buf[KTEV_TEXT_MAX + KTEV_NAME_MAX];
 
+static const struct ktev_ctx decoded;	/* names, no symbols or irq names */
+
 static const char *text(uint32_t code, const uint32_t *args, unsigned int nr)
 {
-	*ktev_put_text(buf, code, args, nr) = '\0';
+	*ktev_put_text(buf, code, args, nr, NULL) = '\0';
+	return buf;
+}
+
+static const char *text_ctx(uint32_t code, const uint32_t *args, unsigned int nr,
+			    const struct ktev_ctx *ctx)
+{
+	*ktev_put_text(buf, code, args, nr, ctx) = '\0';
 	return buf;
 }
 
 static char *put_task(const struct ktev_ctx *ctx, char *p, uint32_t tid)
 {
 	return p + sprintf(p, "<%u>", tid);
-}
-
-static const char *text_ctx(uint32_t code, const uint32_t *args, unsigned int nr)
-{
-	struct ktev_ctx ctx = { .put_task = put_task };
-
-	*ktev_put_text_ctx(buf, code, args, nr, &ctx) = '\0';
-	return buf;
 }
 
 static const char *name(uint32_t code, unsigned int width)
@@ -112,9 +113,10 @@ static void test_numbers(void)
 }
 
 /*
- * The oracle for the table's formats: printf on each conversion, "?" for
- * an argument the event lacks; a task (%T) without a context is its
- * number; a string (%s) of ASCII bytes shows printable ones, a backslash
+ * The oracle for the table's formats printed raw: printf on each
+ * conversion, the decoding ones as the numbers they stand for (%S %G %Q %I
+ * %T as %u, %E as %d, %F as %x, %K as %llx), "?" for an argument the event
+ * lacks; a string (%s) of ASCII bytes shows printable ones, a backslash
  * doubled and others as \xNN.
  */
 static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned int nr)
@@ -122,8 +124,8 @@ static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned in
 	unsigned int a = 0;
 
 	for (const char *s = fmt; *s; ) {
-		int ll = s[0] == '%' && s[1] == 'l';
-		char conv = ll ? s[3] : s[1];
+		int ll = s[0] == '%' && (s[1] == 'l' || s[1] == 'K');
+		char conv = s[1] == 'l' ? s[3] : s[1];
 
 		if (*s != '%' || conv == '%') {
 			*out++ = *s;
@@ -147,6 +149,7 @@ static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned in
 			s += 2;
 			continue;
 		}
+		conv = strchr("SGQIT", conv) ? 'u' : conv == 'E' ? 'd' : strchr("FK", conv) ? 'x' : conv;
 		if (a + 1 + ll > nr)
 			out += sprintf(out, "?");
 		else if (ll)
@@ -157,9 +160,99 @@ static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned in
 		else
 			out += sprintf(out, conv == 'x' ? "%x" : "%u", args[a]);
 		a += 1 + ll;
-		s += ll ? 4 : 2;
+		s += s[1] == 'l' ? 4 : 2;
 	}
 	*out = '\0';
+}
+
+static int has_decoding(const char *fmt)
+{
+	for (const char *s = strchr(fmt, '%'); s; s = strchr(s + 2, '%'))
+		if (s[1] && strchr("SEGQFIK", s[1]))
+			return 1;
+	return 0;
+}
+
+/* decoded(CODE, ARG1, WANT): the text of an event with two arguments */
+static void decoded_is(const char *what, uint32_t code, uint32_t a1, uint32_t a2,
+		       const char *want)
+{
+	uint32_t args[2] = { a1, a2 };
+
+	expect(what, text_ctx(code, args, 2, &decoded), want);
+}
+
+/*
+ * The decoding conversions, against names every Linux user knows (the
+ * tables themselves are checked against other truths by 59-names.sh).
+ */
+static void test_decode(void)
+{
+	static const struct ktev_ctx raw = { .raw = true };
+	uint32_t args[4] = { 0, 1, 0x81123456, 0xffffffff };
+
+	decoded_is("%S: 0 read", KTRACE_syscall_entry, 0, 0, "syscall read entry, arg0 0");
+	decoded_is("%S: 110 getppid", KTRACE_syscall_entry, 110, 0x10,
+		   "syscall getppid entry, arg0 10");
+	decoded_is("%S: 59 execve", KTRACE_syscall_entry, 59, 0, "syscall execve entry, arg0 0");
+	decoded_is("%S: x32's 512 has no name", KTRACE_syscall_entry, 512, 0,
+		   "syscall 512 entry, arg0 0");
+	decoded_is("%S: unknown number", KTRACE_syscall_entry, 0xffffffff, 0,
+		   "syscall 4294967295 entry, arg0 0");
+	decoded_is("%E: -2 -ENOENT", KTRACE_syscall_exit, 2, -2, "syscall open exit, return -ENOENT");
+	decoded_is("%E: -1 -EPERM", KTRACE_syscall_exit, 1, -1, "syscall write exit, return -EPERM");
+	decoded_is("%E: -11 -EAGAIN, not EWOULDBLOCK", KTRACE_syscall_exit, 0, -11,
+		   "syscall read exit, return -EAGAIN");
+	decoded_is("%E: -512 -ERESTARTSYS", KTRACE_syscall_exit, 0, -512,
+		   "syscall read exit, return -ERESTARTSYS");
+	decoded_is("%E: -4095 has no name", KTRACE_syscall_exit, 0, -4095,
+		   "syscall read exit, return -4095");
+	decoded_is("%E: -4096 is no error", KTRACE_syscall_exit, 0, -4096,
+		   "syscall read exit, return -4096");
+	decoded_is("%E: 0", KTRACE_syscall_exit, 0, 0, "syscall read exit, return 0");
+	decoded_is("%E: 4095", KTRACE_syscall_exit, 0, 4095, "syscall read exit, return 4095");
+	decoded_is("%E: INT_MIN", KTRACE_syscall_exit, 0, 0x80000000,
+		   "syscall read exit, return -2147483648");
+	decoded_is("%G: 9 SIGKILL", KTRACE_signal_deliver, 9, 57,
+		   "signal SIGKILL delivered to task 57");
+	decoded_is("%G: 6 SIGABRT, not SIGIOT", KTRACE_signal_deliver, 6, 1,
+		   "signal SIGABRT delivered to task 1");
+	decoded_is("%G: 31 SIGSYS", KTRACE_signal_deliver, 31, 1, "signal SIGSYS delivered to task 1");
+	decoded_is("%G: 0", KTRACE_signal_deliver, 0, 1, "signal 0 delivered to task 1");
+	decoded_is("%G: 34, real time", KTRACE_signal_deliver, 34, 1, "signal 34 delivered to task 1");
+	decoded_is("%Q: 0 HI", KTRACE_softirq_entry, 0, 0, "softirq HI entry");
+	decoded_is("%Q: 1 TIMER", KTRACE_softirq_exit, 1, 0, "softirq TIMER exit");
+	decoded_is("%Q: 3 NET_RX", KTRACE_softirq_raise, 3, 0, "softirq NET_RX raised");
+	decoded_is("%Q: 9 RCU", KTRACE_softirq_entry, 9, 0, "softirq RCU entry");
+	decoded_is("%Q: 10 unknown", KTRACE_softirq_entry, 10, 0, "softirq 10 entry");
+	args[0] = 5;
+	for (uint32_t flags = 0; flags < 8; flags++) {
+		static const char *const want[8] = {
+			"kernel|read", "user|read", "kernel|write", "user|write",
+			"kernel|read|0x4", "user|read|0x4", "kernel|write|0x4", "user|write|0x4",
+		};
+		char w[128];
+
+		args[1] = flags;
+		args[2] = 0x1000;
+		args[3] = 0x7fff;
+		snprintf(w, sizeof(w), "page fault by task 5, flags %s at 7fff00001000", want[flags]);
+		expect("%F: the flags as words", text_ctx(KTRACE_fault_page, args, 4, &decoded), w);
+	}
+	args[0] = 0;
+	args[1] = 1;
+	args[2] = 0x81123456;
+	args[3] = 0xffffffff;
+	expect("%K without symbols: hex", text_ctx(KTRACE_timer_expire, args, 4, &decoded),
+	       "timer expired, flags 0, cpu 1, function ffffffff81123456");
+	expect("%I without names: the number", text_ctx(KTRACE_irq_entry, args + 1, 2, &decoded),
+	       "irq 1 entry, vector 2165453910");
+	args[0] = 110;
+	args[1] = -2;
+	expect("raw context: numbers", text_ctx(KTRACE_syscall_exit, args, 2, &raw),
+	       "syscall 110 exit, return -2");
+	expect("NULL context: numbers", text(KTRACE_syscall_exit, args, 2),
+	       "syscall 110 exit, return -2");
 }
 
 static void test_text(void)
@@ -190,6 +283,11 @@ static void test_text(void)
 		}
 		snprintf(what, sizeof(what), "%s:%s: \"%s\"", d->group, d->name, d->fmt);
 		ok(!bad && ktev_lookup(d->code) == d, what, buf, want);
+		/* decoded: the same where the format has no decoding conversion */
+		if (!has_decoding(d->fmt)) {
+			snprintf(what, sizeof(what), "%s:%s decoded: as raw", d->group, d->name);
+			expect(what, text_ctx(d->code, args, nr, &decoded), want);
+		}
 		if (d->nr_cont) {
 			oracle(want, d->fmt, args, 2);
 			snprintf(what, sizeof(what), "%s:%s without its CONT records: ?",
@@ -198,7 +296,8 @@ static void test_text(void)
 		}
 	}
 	expect("task with a context: named by it",
-	       text_ctx(KTRACE_sched_switch, a, 2), "context switch from task <12> to task <57>");
+	       text_ctx(KTRACE_sched_switch, a, 2, &(struct ktev_ctx){ .put_task = put_task }),
+	       "context switch from task <12> to task <57>");
 	expect("string: up to its NUL",
 	       text(KTRACE_thread_name, (uint32_t[]){ 5, 4, 0x74696177, 0x6e, 0x41414141, 0 }, 6),
 	       "task 5 of process 4 is named waitn");
@@ -277,6 +376,7 @@ int main(int argc, char **argv)
 	verbose = -1;
 	test_numbers();
 	test_text();
+	test_decode();
 	test_syntax();
 	printf("1..%d\n", nr_tests);
 	return nr_failed != 0;

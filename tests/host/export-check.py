@@ -3,7 +3,7 @@
 """Checks of dtrace's exports (standard library only).
 
   export-check.py ctf LIST TEXT BT [--order exact|tsc] [--stream cpu=N|tid=N]
-      babeltrace2 --clock-cycles --no-delta output BT against dtrace --tsc
+      babeltrace2 --clock-cycles --no-delta output BT against dtrace --tsc --raw
       output TEXT, LIST being dtrace -l: each babeltrace event is printed
       again through the event table's format, as dtrace prints it, and the
       two must be the same events with the same fields; --order exact: in
@@ -15,7 +15,8 @@
       TEXT (dtrace output): the instants are its events, same times, same
       order; the CPU slices its context switches; the call slices and notes
       account for every func:entry/exit.  With LIST (dtrace -l): the
-      instants' fields printed through the table's formats are their text.
+      instants' fields printed through the table's formats are their text
+      (then JSON and TEXT must be made with --raw: the fields are numbers).
       Prints what it counted, key=value.
   export-check.py mkfile PATH CPU PID TID COMM < records
       A trace file for hand-made cases: CPU's stream, or with CPU -1 the
@@ -29,7 +30,9 @@ import re
 import struct
 import sys
 
-CONV = re.compile(r"%(?:ll)?[udxTs]")
+# the table's conversions; the decoding ones as the numbers they print raw
+# (dtrace --raw): %S %G %Q %I %T as %u, %E as %d, %F and %K as hex; %s a string
+CONV = re.compile(r"%(?:ll)?[udx]|%[SEGQFIKTs]")
 
 
 def read_list(path):
@@ -66,25 +69,18 @@ def string(values):
     return b.split(b"\0")[0].decode("ascii", "backslashreplace")
 
 
-def render(fmt, values, named=False):
-    """The text of an event; named: a regex where a task (%T) may show its name."""
+def render(fmt, values):
+    """The text of an event printed raw (dtrace --raw)."""
     vals = list(values)
-    out, pos = [], 0
-    for m in CONV.finditer(fmt):
-        lit = fmt[pos:m.start()]
-        out.append(re.escape(lit) if named else lit)
-        pos = m.end()
-        c = m.group(0)[-1]
-        if c == "s":
+
+    def conv(m):
+        nonlocal vals
+        if m.group(0) == "%s":
             s, vals = string(vals), []
-            out.append(re.escape(s) if named else s)
-            continue
+            return s
         v = vals.pop(0)
-        s = "%x" % v if c == "x" else "%d" % v
-        out.append("(?:.+-)?" + s if named and c == "T" else re.escape(s) if named else s)
-    lit = fmt[pos:]
-    out.append(re.escape(lit) if named else lit)
-    return "".join(out)
+        return "%x" % v if m.group(0)[-1] in "xFK" else "%d" % v
+    return CONV.sub(conv, fmt)
 
 
 BT_LINE = re.compile(r"^\[(\d+)\] (?:\S+ )?(\S+): (.*)$")
@@ -225,7 +221,7 @@ def perfetto(args):
                 if fmt and "code" not in e["args"]:
                     vals = [int(v, 0) if isinstance(v, str) else v
                             for v in e["args"]["fields"].values()]
-                    if not re.fullmatch(render(fmt, vals, named=True), e["args"]["text"]):
+                    if render(fmt, vals) != e["args"]["text"]:
                         bad.append("event %d: fields %s are not its text" % (i, e["args"]))
         else:
             bad.append("event %d: unexpected ph %s" % (i, ph))

@@ -18,6 +18,9 @@
  *   KTFAKE_BUSY     a CPU that has another reader
  *   KTFAKE_RATE     records per second per CPU (1000)
  *   KTFAKE_EACCES   set: open fails with EACCES (not root)
+ *   KTFAKE_PROC     directory whose kallsyms and interrupts files stand in
+ *                   for /proc's (unset: ktrace finds none, as on a kernel
+ *                   without them), so the tests do not depend on the host
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -152,6 +155,14 @@ static int fake_open(const char *path, int flags, mode_t mode,
 {
 	int fd;
 
+	if (path && (!strcmp(path, "/proc/kallsyms") || !strcmp(path, "/proc/interrupts"))) {
+		const char *dir = getenv("KTFAKE_PROC");
+		char proc[4096];
+
+		snprintf(proc, sizeof(proc), "%s/%s", dir ? dir : "/nonexistent-ktfake-proc",
+			 path + 6);
+		return real(proc, flags, mode);
+	}
 	if (!is_fake_path(path))
 		return real(path, flags, mode);
 	load();
