@@ -25,6 +25,7 @@
 #include "calls.h"
 #include "dtrace.h"
 #include "opts.h"
+#include "pager.h"
 #include "util.h"
 
 #define MAX_CPUS	65536
@@ -40,6 +41,7 @@ enum {
 	OPT_FLAT,
 	OPT_SITES,
 	OPT_FORMAT,
+	OPT_NO_PAGER,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -71,6 +73,8 @@ static const struct kt_option options[] = {
 	{ "absolute", no_argument, OPT_ABSOLUTE, NULL,
 	  "wall clock time (local) from the files' reference" },
 	{ "output", required_argument, 'o', "FILE", "write to FILE" },
+	{ "no-pager", no_argument, OPT_NO_PAGER, NULL,
+	  "no pager, also when writing to a terminal" },
 	{ "force", no_argument, 'f', NULL,
 	  "merge files of different boots or hosts, keep what is valid of bad files" },
 	{ "jobs", required_argument, 'j', "N",
@@ -86,7 +90,9 @@ static void usage(FILE *f)
 		 "[OPTION]... FILE...",
 		 "Merge ktrace trace files (BASE.cpuN, user streams) by time and print one\n"
 		 "line per event: CPU, time in us after the first event, thread id,\n"
-		 "group:event, text.\n", NULL);
+		 "group:event, text.\n",
+		 "Output to a terminal goes through a pager: $KTRACE_PAGER, else $PAGER,\n"
+		 "else less (LESS=FRX if LESS is not set); empty or cat: none.\n");
 }
 
 /* "12", "1.5ms", "250ns": nanoseconds; a plain number is microseconds. */
@@ -164,7 +170,7 @@ static const struct dtrace_format *parse_format(const char *s)
 
 static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			  const char **output, unsigned int *flags, unsigned int *jobs,
-			  int argc, char **argv)
+			  bool *pager, int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, false);	/* options and files mix */
 	int c;
@@ -214,6 +220,9 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case 'o':
 			*output = optarg;
+			break;
+		case OPT_NO_PAGER:
+			*pager = false;
 			break;
 		case 'f':
 			*flags |= KTFILE_FORCE;
@@ -331,10 +340,11 @@ int main(int argc, char **argv)
 	const char *output = NULL;
 	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
 	struct stat *inputs;
+	bool pager = true;
 	int ret, kept;
 
 	util_set_progname(argv[0]);
-	parse_options(&dt, &fmt, &output, &flags, &jobs, argc, argv);
+	parse_options(&dt, &fmt, &output, &flags, &jobs, &pager, argc, argv);
 	raise_file_limit();
 	/* libktrace's map files (DIR/trace.* names them too) are found beside the streams */
 	inputs = xcalloc(2 * (argc - optind), sizeof(*inputs));
@@ -367,6 +377,9 @@ int main(int argc, char **argv)
 		free(maps);
 	}
 	dt.output = output;
+	/* before the formatting threads start; waited for at exit */
+	if (pager && !output && !fmt->to_dir)
+		kt_pager_start();
 	out_open(&dt.out, fmt->to_dir ? NULL : output, inputs, nr_inputs);
 	ret = run(&dt, fmt, jobs);
 	out_close(&dt.out);

@@ -18,7 +18,7 @@ usage_error() {	# usage_error DESCRIPTION TEXT ARGS...: exit 2 and TEXT
 "$DTRACE" -h >"$TMP/help" 2>&1
 ok $? "-h exits 0"
 for o in --events --cpu --tid --from --to --summary --tsc --absolute --output --force \
-	 --jobs --list --help --version; do
+	 --no-pager --jobs --list --help --version; do
 	grep -q -- "$o" "$TMP/help" || break
 done
 ok $? "--help lists every option" "missing $o"
