@@ -26,6 +26,7 @@
 #include "dtrace.h"
 #include "ksyms.h"
 #include "opts.h"
+#include "pager.h"
 #include "util.h"
 
 #define MAX_CPUS	65536
@@ -44,15 +45,18 @@ enum {
 	OPT_RAW,
 	OPT_KALLSYMS,
 	OPT_IRQS,
+	OPT_NO_PAGER,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
 static const struct kt_option options[] = {
 	{ "events", required_argument, 'e', "MASK",
 	  "groups to show: names, numbers, all; +grp/-grp change all" },
-	{ "cpus", required_argument, 'c', "LIST",
+	{ "cpu", required_argument, 'c', "CPUS",
 	  "CPUs to show: 0-3,6 (user streams are left out)" },
-	{ "tids", required_argument, 'p', "LIST", "thread ids to show: 42,100-200" },
+	{ "cpus", required_argument, 'c', "CPUS", NULL },	/* old spelling: hidden */
+	{ "tid", required_argument, 't', "TIDS", "thread ids to show: 42,100-200" },
+	{ "tids", required_argument, 't', "TIDS", NULL },	/* old spelling: hidden */
 	{ "from", required_argument, OPT_FROM, "TIME",
 	  "start at TIME after the first event (us; or 10ns 5us 2ms 1s)" },
 	{ "to", required_argument, OPT_TO, "TIME",
@@ -79,22 +83,26 @@ static const struct kt_option options[] = {
 	{ "absolute", no_argument, OPT_ABSOLUTE, NULL,
 	  "wall clock time (local) from the files' reference" },
 	{ "output", required_argument, 'o', "FILE", "write to FILE" },
+	{ "no-pager", no_argument, OPT_NO_PAGER, NULL,
+	  "no pager, also when writing to a terminal" },
 	{ "force", no_argument, 'f', NULL,
 	  "merge files of different boots or hosts, keep what is valid of bad files" },
 	{ "jobs", required_argument, 'j', "N",
 	  "format on N threads (default: one per CPU, up to 4; 1: none)" },
 	{ "list", no_argument, 'l', NULL, "list groups and events" },
-	{ "help", no_argument, 'h', NULL, "this help" },
-	{ "version", no_argument, 'V', NULL, "print the version" },
+	{ "help", no_argument, 'h', NULL, "show this help and exit" },
+	{ "version", no_argument, 'V', NULL, "show the version and exit" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s [options] trace.cpu0 [trace.cpu1 ...]\n"
-		"Merge ktrace trace files by time and print one line per event:\n"
-		"CPU, time in us after the first event, task (comm-tid), group:event, text.\n\n",
-		progname);
-	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, false));
+	kt_usage(f, &(struct kt_opts)KT_OPTS(options, false), "dtrace",
+		 "[OPTION]... FILE...",
+		 "Merge ktrace trace files (BASE.cpuN, user streams) by time and print one\n"
+		 "line per event: CPU, time in us after the first event, task\n"
+		 "(comm-tid), group:event, text.\n",
+		 "Output to a terminal goes through a pager: $KTRACE_PAGER, else $PAGER,\n"
+		 "else less (LESS=FRX if LESS is not set); empty or cat: none.\n");
 }
 
 /* "12", "1.5ms", "250ns": nanoseconds; a plain number is microseconds. */
@@ -145,13 +153,13 @@ static unsigned int default_jobs(void)
 	return cpus < 2 ? 1 : cpus > 4 ? 4 : cpus;
 }
 
-/* The ktev_parse_*() say what is wrong; a usage error exits 2. */
+/* The ktev_parse_*() say what is wrong: a usage error. */
 static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
 {
 	uint64_t *bits = xmalloc((nbits + 63) / 64 * sizeof(*bits));
 
 	if (ktev_parse_list(s, bits, nbits, what) < 0)
-		exit(2);
+		exit(KT_USAGE_EXIT);
 	return bits;
 }
 
@@ -178,7 +186,7 @@ struct machine_files {
 
 static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			  const char **output, unsigned int *flags, unsigned int *jobs,
-			  struct machine_files *mf, int argc, char **argv)
+			  struct machine_files *mf, bool *pager, int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, false);	/* options and files mix */
 	int c;
@@ -187,12 +195,12 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		switch (c) {
 		case 'e':
 			if (ktev_parse_mask(optarg, KTRACE_GROUP_MASK, &dt->mask) < 0)
-				exit(2);
+				exit(KT_USAGE_EXIT);
 			break;
 		case 'c':
 			dt->cpus = parse_list("cpu", optarg, MAX_CPUS);
 			break;
-		case 'p':
+		case 't':
 			dt->tids = parse_list("tid", optarg, MAX_TIDS);
 			break;
 		case OPT_FROM:
@@ -238,6 +246,9 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case 'o':
 			*output = optarg;
 			break;
+		case OPT_NO_PAGER:
+			*pager = false;
+			break;
 		case 'f':
 			*flags |= KTFILE_FORCE;
 			break;
@@ -251,7 +262,7 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("dtrace (ktrace) %s\n", KTRACE_VERSION);
+			kt_version("dtrace");
 			exit(0);
 		}
 	}
@@ -388,7 +399,7 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 			break;
 		if (ns < dt->from_ns || !dt->files[f->index].selected)
 			continue;
-		/* meta records (lost markers) pass -e and -p: they concern every event */
+		/* meta records (lost markers) pass -e and -t: they concern every event */
 		if (grp && (!(grp & dt->mask) ||
 			    (dt->tids && (ev->tid >= MAX_TIDS || !ktev_bit_test(dt->tids, ev->tid)))))
 			continue;
@@ -415,10 +426,11 @@ int main(int argc, char **argv)
 	const char *output = NULL;
 	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
 	struct stat *inputs;
+	bool pager = true;
 	int ret, kept;
 
 	util_set_progname(argv[0]);
-	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, argc, argv);
+	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, &pager, argc, argv);
 	raise_file_limit();
 	/*
 	 * libktrace's map files and what ktrace saved of the machine (trace.*
@@ -470,6 +482,9 @@ int main(int argc, char **argv)
 		free(maps);
 	}
 	dt.output = output;
+	/* before the formatting threads start; waited for at exit */
+	if (pager && !output && !fmt->to_dir)
+		kt_pager_start();
 	out_open(&dt.out, fmt->to_dir ? NULL : output, inputs, nr_inputs);
 	ret = run(&dt, fmt, jobs);
 	out_close(&dt.out);

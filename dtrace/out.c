@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtrace.h"
+#include "pager.h"
 #include "util.h"
 
 void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
@@ -65,6 +66,8 @@ void out_flush(struct outbuf *o)
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			kt_pager_write_failed(errno);	/* the user quit the pager */
 		if (n <= 0)
 			die("%s: write error: %s", o->name, n ? strerror(errno) : "no space");
 		s += n;

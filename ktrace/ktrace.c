@@ -48,22 +48,20 @@ static const struct kt_option options[] = {
 	{ "verbose",  no_argument,       'v', NULL,
 	  "print more" },
 	{ "help",     no_argument,       'h', NULL,
-	  "show this help" },
+	  "show this help and exit" },
 	{ "version",  no_argument,       'V', NULL,
-	  "show the version" },
+	  "show the version and exit" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: ktrace [OPTION]... [--] [COMMAND [ARG]...]\n"
-		"Control kernel event tracing and record it into trace files, one per CPU.\n"
-		"With -c, -d or a COMMAND it records (all online CPUs unless -c names\n"
-		"some) until interrupted, for -d SECONDS or while COMMAND runs, and a mask\n"
-		"given with -e holds for the recording only.  Without them it sets -e/-b.\n\n");
-	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, true));
-	fprintf(f, "\nEnvironment: KTRACE_DEV names the device (default /dev/ktrace).\n"
-		"See ktrace(1).\n");
+	kt_usage(f, &(struct kt_opts)KT_OPTS(options, true), "ktrace",
+		 "[OPTION]... [--] [COMMAND [ARG]...]",
+		 "Control kernel event tracing and record it into trace files, one per CPU.\n"
+		 "With -c, -d or a COMMAND it records (all online CPUs unless -c names\n"
+		 "some) until interrupted, for -d SECONDS or while COMMAND runs, and a mask\n"
+		 "given with -e holds for the recording only.  Without them it sets -e/-b.\n",
+		 "Environment: KTRACE_DEV names the device (default /dev/ktrace).\n");
 }
 
 static unsigned long parse_number(int opt, const char *arg, unsigned long min,
@@ -339,7 +337,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("ktrace %s\n", KTRACE_VERSION);
+			kt_version("ktrace");
 			return 0;
 		}
 	}

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # lib: libkt, the code the tools and tests share (trace files, event tables,
-# merge, messages).  Included first by the top-level Makefile.
+# merge, messages, the pager).  Included first by the top-level Makefile.
 #
 # Every lib/*.c goes in.  The static tools link the same objects (nothing in
 # them depends on how they are linked) from their own copy of the archive.

@@ -23,7 +23,8 @@ static void make_tables(struct kt_opts *o)
 		const struct kt_option *t = &o->table[i];
 
 		o->longopts[i] = (struct option){ t->name, t->has_arg, NULL, t->val };
-		if (t->val > 0 && t->val < 256) {
+		/* an alias of a long name has the short letter of its option */
+		if (t->val > 0 && t->val < 256 && !memchr(o->shortopts, t->val, s - o->shortopts)) {
 			*s++ = t->val;
 			if (t->has_arg == required_argument)
 				*s++ = ':';
@@ -76,6 +77,8 @@ void kt_opts_help(FILE *f, const struct kt_opts *o)
 		const char *help = t->help;
 		char head[48];
 
+		if (!help)		/* a hidden alias */
+			continue;
 		if (t->val > 0 && t->val < 256)
 			snprintf(head, sizeof(head), "-%c, --%s%s%s", t->val, t->name,
 				 t->arg ? "=" : "", t->arg ? t->arg : "");
@@ -94,4 +97,12 @@ void kt_opts_help(FILE *f, const struct kt_opts *o)
 				fprintf(f, "  %-24s", "");
 		}
 	}
+}
+
+void kt_usage(FILE *f, const struct kt_opts *o, const char *tool, const char *args,
+	      const char *about, const char *trailer)
+{
+	fprintf(f, "Usage: %s %s\n%s\nOptions:\n", tool, args, about);
+	kt_opts_help(f, o);
+	fprintf(f, "\n%sSee %s(1).\n", trailer ? trailer : "", tool);
 }

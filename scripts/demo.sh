@@ -70,8 +70,8 @@ echo "events and calls (dtrace -e thread,net,user,func $out/trace/trace.*):"
 echo
 worker=$(ls "$out"/trace | sed -n 's/.*\.tid\([0-9]*\)$/\1/p' | sort -n | sed -n 2p)
 echo "A demo-app thread's calls, with its context switches and user events"
-echo "(dtrace --calltree -e func,user,sched -p $worker):"
-{ "$dtrace" --calltree -e func,user,sched -p "$worker" "$out"/trace/trace.* || true; } | head -n 24
+echo "(dtrace --calltree -e func,user,sched -t $worker):"
+{ "$dtrace" --calltree -e func,user,sched -t "$worker" "$out"/trace/trace.* || true; } | head -n 24
 "$dtrace" --callgraph -o "$out/callgraph.dot" "$out"/trace/trace.*
 "$dtrace" --format=perfetto -o "$out/trace.json" "$out"/trace/trace.*
 echo

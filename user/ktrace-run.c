@@ -2,7 +2,7 @@
 /*
  * ktrace-run: run a program with libktrace preloaded, so that its function
  * calls (if it was built with -finstrument-functions) and its TRACE()
- * events are recorded, one file per thread; with -k also the kernel's
+ * events are recorded, one file per thread; with -e also the kernel's
  * events, by running it under ktrace.  Then dtrace --calltree DIR/trace.*
  *
  * ktrace-run drains the threads' rings itself, from outside the program:
@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "ktevents.h"
 #include "ktfile.h"
 #include "libktrace.h"
 #include "opts.h"
@@ -52,24 +53,26 @@ static const struct kt_option options[] = {
 	  "where the trace files go (default ktrace.data)" },
 	{ "buffer", required_argument, 'b', "RECORDS",
 	  "ring size per thread, a power of two (default 65536)" },
-	{ "kernel", required_argument, 'k', "MASK",
-	  "trace the kernel too: ktrace -e MASK -o DIR/trace" },
+	{ "events", required_argument, 'e', "MASK",
+	  "trace the kernel's events too: ktrace -e MASK -o DIR/trace" },
+	{ "kernel", required_argument, 'k', "MASK", NULL },	/* old spelling: hidden */
+	{ "list", no_argument, 'l', NULL, "list the groups and their events (for -e)" },
 	{ "drop", no_argument, 'D', NULL,
 	  "drop records when a ring is full instead of waiting" },
-	{ "help", no_argument, 'h', NULL, "this help" },
-	{ "version", no_argument, 'V', NULL, "print the version" },
+	{ "help", no_argument, 'h', NULL, "show this help and exit" },
+	{ "version", no_argument, 'V', NULL, "show the version and exit" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ktrace-run [options] [--] COMMAND [ARG]...\n"
-		"Run COMMAND with libktrace preloaded: function entries and exits of code\n"
-		"built with -finstrument-functions and TRACE() events go to\n"
-		"DIR/trace.pid<PID>.tid<TID>, the memory map to DIR/trace.pid<PID>.maps.\n"
-		"Then: dtrace --calltree DIR/trace.*\n\n");
-	kt_opts_help(f, &(struct kt_opts)KT_OPTS(options, true));
-	fprintf(f, "\nEnvironment: KTRACE_LIB names libktrace.so (default: next to ktrace-run,\n"
-		"or ../lib).  See ktrace_user.h for the variables the library reads.\n");
+	kt_usage(f, &(struct kt_opts)KT_OPTS(options, true), "ktrace-run",
+		 "[OPTION]... [--] COMMAND [ARG]...",
+		 "Run COMMAND with libktrace preloaded: function entries and exits of code\n"
+		 "built with -finstrument-functions and TRACE() events go to\n"
+		 "DIR/trace.pid<PID>.tid<TID>, the memory map to DIR/trace.pid<PID>.maps.\n"
+		 "Then: dtrace --calltree DIR/trace.*\n",
+		 "Environment: KTRACE_LIB names libktrace.so (default: next to ktrace-run,\n"
+		 "or ../lib).  See ktrace_user.h for the variables the library reads.\n");
 }
 
 /* A file next to this program, or in ../lib (an installed tree). */
@@ -547,9 +550,19 @@ int main(int argc, char **argv)
 			set_env("KTRACE_USER_BUF", optarg);
 			break;
 		}
-		case 'k':
+		case 'e':
+		case 'k': {
+			uint32_t mask;
+
+			/* ktrace checks it again: a mistake is a usage error before anything runs */
+			if (ktev_parse_mask(optarg, 0, &mask) < 0)
+				exit(KT_USAGE_EXIT);
 			kernel_mask = optarg;
 			break;
+		}
+		case 'l':
+			ktev_list(stdout);
+			return 0;
 		case 'D':
 			set_env("KTRACE_USER_DROP", "1");
 			break;
@@ -557,7 +570,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("ktrace-run (ktrace) %s\n", KTRACE_VERSION);
+			kt_version("ktrace-run");
 			return 0;
 		}
 	}

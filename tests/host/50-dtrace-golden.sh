@@ -34,7 +34,7 @@ golden slow-tsc-hz slow
 golden events mixed -e sched,thread,fault
 golden events-relative mixed -e -syscall,-irq,-user
 golden cpus mixed -c 1-2
-golden tids mixed -p 1000-1004,5001
+golden tids mixed -t 1000-1004,5001
 golden window mixed --from 10 --to 20.5
 golden window-units slow --from 0.1ms --to 250us
 golden tsc mixed --tsc

@@ -17,13 +17,21 @@ usage_error() {	# usage_error DESCRIPTION TEXT ARGS...: exit 2 and TEXT
 
 "$DTRACE" -h >"$TMP/help" 2>&1
 ok $? "-h exits 0"
-for o in --events --cpus --tids --from --to --summary --tsc --absolute --output --force \
-	 --jobs --list --help --version; do
+for o in --events --cpu --tid --from --to --summary --tsc --absolute --output --force \
+	 --no-pager --jobs --list --help --version; do
 	grep -q -- "$o" "$TMP/help" || break
 done
 ok $? "--help lists every option" "missing $o"
 "$DTRACE" --version | grep -q '^dtrace (ktrace) [0-9]'
 ok $? "--version"
+# the old spellings still work, unlisted: the same output as the new ones
+"$KTGEN" -s 2 -c 3 -n 30 "$TMP/a" >/dev/null
+"$DTRACE" --cpu 1-2 --tid 1000-1004 "$TMP"/a.* >"$TMP/new" &&
+	"$DTRACE" --cpus 1-2 --tids 1000-1004 "$TMP"/a.* >"$TMP/old" &&
+	[ -s "$TMP/new" ] && cmp -s "$TMP/new" "$TMP/old" &&
+	! "$DTRACE" --cpu 0 "$TMP"/a.* | cmp -s - "$TMP/new" &&
+	! grep -q -- '--cpus\|--tids' "$TMP/help"
+ok $? "--cpus and --tids: hidden aliases of --cpu and --tid"
 "$DTRACE" -l >"$TMP/list"
 grep -q '^sched ' "$TMP/list" && grep -q 'switch .*context switch from task %T' "$TMP/list"
 ok $? "-l lists groups and events with formats"
@@ -38,7 +46,7 @@ usage_error "empty mask item" "empty" -e sched,,irq $T
 usage_error "bad cpu list" "bad cpu list '1-x'" -c 1-x $T
 usage_error "reversed cpu range" "bad cpu list '3-1'" -c 3-1 $T
 usage_error "cpu out of range" "cpu 99999 out of range" -c 99999 $T
-usage_error "bad tid list" "bad tid list" -p abc $T
+usage_error "bad tid list" "bad tid list" -t abc $T
 usage_error "bad time" "bad time '5xs'" --from 5xs $T
 usage_error "negative time" "bad time" --to -3 $T
 usage_error "--to before --from" "--to is before --from" --from 10 --to 5 $T

@@ -106,7 +106,7 @@ ok $? "big: babeltrace2's discarded events are dtrace's lost records ($total)"
 
 # filters apply
 n=0
-for args in "-e sched,thread,fault" "-c 1-2" "-p 1000-1004,5001" "--from 10 --to 20.5" \
+for args in "-e sched,thread,fault" "-c 1-2" "-t 1000-1004,5001" "--from 10 --to 20.5" \
 	    "-e -syscall,-irq,-user"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
@@ -114,7 +114,7 @@ for args in "-e sched,thread,fault" "-c 1-2" "-p 1000-1004,5001" "--from 10 --to
 	ok $? "filter $args: the events dtrace shows" "$(cat "$TMP/filter$n.diff" "$TMP/filter$n.err")"
 done
 # no event passes (but the lost markers): the streams are there, empty
-ctf none mixed -e mm,ipc -p 1
+ctf none mixed -e mm,ipc -t 1
 ok $? "no event passes: a trace babeltrace2 reads" "$(head -c 600 "$TMP/none.err")"
 ! grep -qv ' meta:lost: ' "$TMP/none.bt" && only_discarded none && same none exact
 ok $? "no event passes: nothing but the lost records" "$(head -n 5 "$TMP/none.bt")"

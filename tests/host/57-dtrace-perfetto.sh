@@ -141,7 +141,7 @@ ok $? "fork: the child has its parent's name, on its CPU and its track"
 
 # filters: the instants are what dtrace shows with them
 n=0
-for args in "-e sched,thread,fault" "-c 1-2" "-p 1000-1004,5001" "--from 10 --to 20.5" \
+for args in "-e sched,thread,fault" "-c 1-2" "-t 1000-1004,5001" "--from 10 --to 20.5" \
 	    "-e -syscall,-irq,-user"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086

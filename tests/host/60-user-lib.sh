@@ -129,20 +129,20 @@ KTRACE_LIB=/nonexistent "$KTRACE_RUN" -o "$TMP/run" true 2>"$TMP/err.txt"
 [ $? -ne 0 ]
 ok $? "ktrace-run with a missing library fails"
 
-# -k: the kernel too, under ktrace (here the stand-in device of 40-ktrace-cli)
-KTRACE_DEV=$TMP/nodev "$KTRACE_RUN" -k sched -o "$TMP/k0" true >/dev/null 2>"$TMP/err.txt"
+# -e: the kernel too, under ktrace (here the stand-in device of 40-ktrace-cli)
+KTRACE_DEV=$TMP/nodev "$KTRACE_RUN" -e sched -o "$TMP/k0" true >/dev/null 2>"$TMP/err.txt"
 [ $? -ne 0 ] && grep -q "kernel not patched with ktrace" "$TMP/err.txt"
-ok $? "ktrace-run -k without a ktrace kernel: ktrace says so" "$(cat "$TMP/err.txt")"
+ok $? "ktrace-run -e without a ktrace kernel: ktrace says so" "$(cat "$TMP/err.txt")"
 if cc -O2 -std=gnu11 -I"$ROOT/include/uapi" -shared -fPIC -o "$TMP/fakedev.so" \
 	"$ROOT/tests/host/ktrace-cli-fakedev.c" -ldl 2>"$TMP/err.txt"; then
 	: >"$TMP/fakestate"
 	env LD_PRELOAD="$TMP/fakedev.so" KTFAKE_PATH="$TMP/dev" KTRACE_DEV="$TMP/dev" \
 		KTFAKE_STATE="$TMP/fakestate" KTFAKE_CPUS=2 \
-		"$KTRACE_RUN" -k sched -o "$TMP/k" "$UT/calls" >/dev/null 2>"$TMP/err.txt"
+		"$KTRACE_RUN" -e sched -o "$TMP/k" "$UT/calls" >/dev/null 2>"$TMP/err.txt"
 	rc=$?
 	[ $rc -eq 0 ] && [ -f "$TMP/k/trace.cpu0" ] && [ -f "$TMP/k/trace.cpu1" ] &&
 		[ "$(count "$TMP/k" func:enter)" -gt 50 ] && [ "$(count "$TMP/k" sched:switch)" -gt 0 ]
-	ok $? "ktrace-run -k: kernel and user files in DIR, merged by dtrace" \
+	ok $? "ktrace-run -e: kernel and user files in DIR, merged by dtrace" \
 		"exit $rc: $(tail -n 5 "$TMP/err.txt")"
 else
 	ok 1 "build the stand-in device" "$(cat "$TMP/err.txt")"

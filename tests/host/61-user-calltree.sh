@@ -183,10 +183,10 @@ ok $? "stack pointers alone: longjmp, a smaller frame, a sibling at the same pla
 # ---- kernel events of the thread, in its tree ----
 main=$(ls "$TMP"/calls/trace.pid*.tid* | head -n 1)
 "$UT/kfake" "$main" "$TMP/calls/trace.cpu0"
-"$DTRACE" --calltree -p "$(basename "$main" | sed 's/.*tid//')" "$TMP"/calls/trace.* |
+"$DTRACE" --calltree -t "$(basename "$main" | sed 's/.*tid//')" "$TMP"/calls/trace.* |
 	normalize >"$TMP/kernel"
 golden_user kernel "$TMP/kernel"
-"$DTRACE" --calltree -e fault -p "$(basename "$main" | sed 's/.*tid//')" "$TMP"/calls/trace.* |
+"$DTRACE" --calltree -e fault -t "$(basename "$main" | sed 's/.*tid//')" "$TMP"/calls/trace.* |
 	grep -c 'sched:switch\|fault:page' | grep -qx 3
 ok $? "-e picks the kernel events shown; the calls stay"
 
