@@ -451,7 +451,12 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	   bool set_mask, uint32_t mask)
 {
 	struct recorder r = { .o = o, .ctl = ctl };
-	uint32_t recorded_mask = set_mask ? mask : info->mask;
+	uint32_t recorded_mask;
+
+	/* thread events name the tasks, as perf always records comm and fork */
+	if (set_mask && mask)
+		mask |= KTRACE_GRP_thread;
+	recorded_mask = set_mask ? mask : info->mask;
 	struct ktfile_header tmpl;
 	double start, deadline = 0;
 	int status = 0, ret;

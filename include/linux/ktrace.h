@@ -39,21 +39,18 @@ void ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args);
 struct task_struct;
 void __ktrace_task_name(struct task_struct *t, const char *comm);
 
-/*
- * Record the name @comm of @t (a thread:name event), whatever the mask:
- * a trace of any groups can then name its tasks.
- */
-static __always_inline void ktrace_task_name(struct task_struct *t,
-					     const char *comm)
-{
-	if (static_branch_unlikely(&ktrace_enabled))
-		__ktrace_task_name(t, comm);
-}
-
 static __always_inline bool ktrace_on(u32 event)
 {
 	return static_branch_unlikely(&ktrace_enabled) &&
 	       (READ_ONCE(ktrace_group_mask) & event);
+}
+
+/* Record the name @comm of @t: a thread:name event, as TRACE() would. */
+static __always_inline void ktrace_task_name(struct task_struct *t,
+					     const char *comm)
+{
+	if (ktrace_on(KTRACE_thread_name))
+		__ktrace_task_name(t, comm);
 }
 
 #define TRACE(event, arg1, arg2)					\

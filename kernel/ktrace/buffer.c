@@ -108,8 +108,13 @@ static __always_inline void ktrace_commit(struct ktrace_record *rec, u64 tsc,
 	smp_store_release(&rec->event, event);
 }
 
+/*
+ * @any_mask: write while tracing is on even if the mask leaves @event's
+ * group out (the state dump a reader asks for); a constant, so the test
+ * costs the TRACE() sites nothing.
+ */
 static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
-						 unsigned int nr_args)
+						 unsigned int nr_args, bool any_mask)
 {
 	unsigned long head, tail, need, lost, idx;
 	unsigned int nr, i;
@@ -128,8 +133,7 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	 * then waits for a grace period before it frees any buffer.
 	 */
 	mask = READ_ONCE(ktrace_group_mask);
-	if (unlikely(!(mask & event)) &&
-	    !(mask && event == KTRACE_thread_name))	/* whatever the mask */
+	if (unlikely(!(mask & event)) && !(any_mask && mask))
 		goto out;
 
 	buf = this_cpu_ptr(&ktrace_bufs);
@@ -215,7 +219,7 @@ void notrace ktrace_write(u32 event, u32 arg1, u32 arg2)
 {
 	const u32 args[2] = { arg1, arg2 };
 
-	ktrace_reserve_write(event, args, 2);
+	ktrace_reserve_write(event, args, 2, false);
 }
 EXPORT_SYMBOL_GPL(ktrace_write);
 
@@ -229,9 +233,21 @@ void notrace ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args)
 {
 	if (WARN_ON_ONCE(nr_args > KTRACE_MAX_ARGS))
 		nr_args = KTRACE_MAX_ARGS;
-	ktrace_reserve_write(event, args, nr_args);
+	ktrace_reserve_write(event, args, nr_args, false);
 }
 EXPORT_SYMBOL_GPL(ktrace_write_args);
+
+static void notrace ktrace_write_name(struct task_struct *t, const char *comm,
+				      bool any_mask)
+{
+	u32 args[2 + KTRACE_COMM_LEN / sizeof(u32)];
+	char *name = (char *)&args[2];
+
+	args[0] = task_pid_nr(t);
+	args[1] = task_tgid_nr(t);
+	strscpy_pad(name, comm, KTRACE_COMM_LEN);
+	ktrace_reserve_write(KTRACE_thread_name, args, ARRAY_SIZE(args), any_mask);
+}
 
 /**
  * __ktrace_task_name - record a thread:name event; use ktrace_task_name()
@@ -244,18 +260,16 @@ EXPORT_SYMBOL_GPL(ktrace_write_args);
  */
 void notrace __ktrace_task_name(struct task_struct *t, const char *comm)
 {
-	u32 args[2 + KTRACE_COMM_LEN / sizeof(u32)];
-	char *name = (char *)&args[2];
-
-	args[0] = task_pid_nr(t);
-	args[1] = task_tgid_nr(t);
-	strscpy_pad(name, comm, KTRACE_COMM_LEN);
-	ktrace_reserve_write(KTRACE_thread_name, args, ARRAY_SIZE(args));
+	ktrace_write_name(t, comm, false);
 }
 EXPORT_SYMBOL_GPL(__ktrace_task_name);
 
 /**
  * ktrace_name_tasks - record the name of every task
+ *
+ * Written while tracing is on, even if the mask leaves the thread group
+ * out: a reader that attaches to boot-time tracing asks for the names of
+ * what runs then.
  *
  * Return: the number of tasks named, 0 when tracing is off.
  */
@@ -272,7 +286,7 @@ int ktrace_name_tasks(void)
 	 */
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
-		__ktrace_task_name(t, t->comm);
+		ktrace_write_name(t, t->comm, true);
 		nr++;
 	}
 	rcu_read_unlock();

@@ -111,7 +111,7 @@ static void notrace ktrace_probe_task_newtask(void *data, struct task_struct *p,
 					      unsigned long clone_flags)
 {
 	TRACE(KTRACE_thread_fork, current->pid, p->pid);
-	if (READ_ONCE(ktrace_group_mask))	/* names: whatever the mask */
+	if (ktrace_on(KTRACE_thread_name))
 		__ktrace_task_name(p, p->comm);
 }
 
@@ -122,7 +122,7 @@ static void notrace ktrace_probe_task_newtask(void *data, struct task_struct *p,
 static void notrace ktrace_probe_task_rename(void *data, struct task_struct *p,
 					     const char *comm)
 {
-	if (READ_ONCE(ktrace_group_mask))
+	if (ktrace_on(KTRACE_thread_name))
 		__ktrace_task_name(p, comm);
 }
 

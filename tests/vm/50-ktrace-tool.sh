@@ -66,7 +66,7 @@ check "a whole trace file per online CPU" \
 	'[ "$(ls "$T"/w.cpu* | wc -l)" -eq "$ncpu" ] && whole "$T"/w.cpu*'
 check "summary on stderr" 'has_err "records," && has_err "lost,"'
 read -r pid ppid <"$T/pids"
-dt "$T"/w.cpu*
+dt --raw "$T"/w.cpu*	# thread ids, to compare with the pids the shell wrote
 check "dtrace reads the files" '[ $rc -eq 0 ] && [ -s "$T/out" ]'
 check "workload's fork by ktrace (pid $ppid -> $pid)" \
 	'has_outE "fork: task $ppid created task $pid\$"'

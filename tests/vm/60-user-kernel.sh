@@ -57,7 +57,7 @@ for tid in $tids; do
 	# columns (--raw): cpu time tid group:event text...
 	awk -v tid="$tid" -v ppid="$ppid" -v n=$N '
 	function bad(why) { if (!err) err = "round " round ", state " st ": " why ": " $0 }
-	$3 != tid { next }
+	$3 != tid || $4 ~ /^thread:/ { next }	# ktrace records these always
 	$4 == "user:before" && st == 0 { if ($6 != round) bad("wrong round"); st = 1; next }
 	($4 == "func:entry" || $4 == "func:enter") && st == 1 { st = 2; next }
 	$4 == "syscall:entry" && st == 2 && $6 == 110 { st = 3; next }

@@ -120,11 +120,9 @@ struct ktrace_record {
 /*
  * KTRACE_thread_name names a task: arg1 its thread id, arg2 its process id
  * (tgid), then its name (comm), KTRACE_COMM_LEN bytes padded with NULs, in
- * two CONT records.  Unlike every other event it is written whenever
- * tracing is on, whatever the mask, so that any trace can name its tasks:
- * at fork (the child's name), at every change of a name (exec,
- * prctl(PR_SET_NAME), /proc/PID/comm) and for every task when asked by
- * KTRACE_IOC_NAME_TASKS.
+ * two CONT records: at fork (the child's name), at every change of a name
+ * (exec, prctl(PR_SET_NAME), /proc/PID/comm), and for every task when
+ * asked by KTRACE_IOC_NAME_TASKS (then whatever the mask).
  */
 #define KTRACE_COMM_LEN		16
 
@@ -254,9 +252,10 @@ struct ktrace_wakeup {
  * @reserved: must be zero
  *
  * Writes a KTRACE_thread_name record for every task that exists, into the
- * calling CPU's buffer: what a trace needs to name the tasks that were
- * there before it started.  Returns the number of tasks named, 0 when
- * tracing is off (nothing is written then).
+ * calling CPU's buffer, while tracing is on even if the mask leaves the
+ * thread group out: what a trace needs to name the tasks that were there
+ * before it started.  Returns the number of tasks named, 0 when tracing
+ * is off (nothing is written then).
  */
 struct ktrace_name_tasks {
 	__u32 flags;
