@@ -69,7 +69,8 @@ struct dtrace {
 	/* options */
 	uint32_t mask;		/* -e: groups shown; meta records always are */
 	uint64_t *cpus;		/* -c: bitmap, NULL for all */
-	uint64_t *tids;		/* -p: bitmap, NULL for all */
+	uint64_t *tids;		/* -t: bitmap, NULL for all */
+	uint64_t *pids;		/* -p: bitmap of processes, NULL for all */
 	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */

@@ -55,6 +55,8 @@ static const struct kt_option options[] = {
 	{ "cpu", required_argument, 'c', "CPUS",
 	  "CPUs to show: 0-3,6 (user streams are left out)" },
 	{ "cpus", required_argument, 'c', "CPUS", NULL },	/* old spelling: hidden */
+	{ "pid", required_argument, 'p', "PIDS",
+	  "processes to show (all their threads): 42,100-200" },
 	{ "tid", required_argument, 't', "TIDS", "thread ids to show: 42,100-200" },
 	{ "tids", required_argument, 't', "TIDS", NULL },	/* old spelling: hidden */
 	{ "from", required_argument, OPT_FROM, "TIME",
@@ -199,6 +201,9 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case 'c':
 			dt->cpus = parse_list("cpu", optarg, MAX_CPUS);
+			break;
+		case 'p':
+			dt->pids = parse_list("pid", optarg, MAX_TIDS);
 			break;
 		case 't':
 			dt->tids = parse_list("tid", optarg, MAX_TIDS);
@@ -373,6 +378,18 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 }
 
 /*
+ * -p: the event's process, a user stream's or, for a kernel event, the one
+ * its thread belonged to then (the trace's thread:name events say it).
+ */
+static bool pid_selected(const struct dtrace *dt, const struct ktfile_reader *f,
+			 const struct ktfile_event *ev)
+{
+	uint32_t pid = f->hdr.cpu < 0 ? f->hdr.pid : tasks_pid(dt->tasks, ev->tid, ev->tsc);
+
+	return pid && pid < MAX_TIDS && ktev_bit_test(dt->pids, pid);
+}
+
+/*
  * Merge, filter, hand to the format: on this thread, or packed for the
  * pipeline's workers.  Returns the exit status.
  */
@@ -401,7 +418,8 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 			continue;
 		/* meta records (lost markers) pass -e and -t: they concern every event */
 		if (grp && (!(grp & dt->mask) ||
-			    (dt->tids && (ev->tid >= MAX_TIDS || !ktev_bit_test(dt->tids, ev->tid)))))
+			    (dt->tids && (ev->tid >= MAX_TIDS || !ktev_bit_test(dt->tids, ev->tid))) ||
+			    (dt->pids && !pid_selected(dt, f, ev))))
 			continue;
 		if (pl) {
 			pipeline_add(pl, ns, f->index, ev);
@@ -464,7 +482,7 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
-	dt.tasks = dt.decode.raw ? NULL : tasks_load(dt.merge);
+	dt.tasks = dt.decode.raw && !dt.pids ? NULL : tasks_load(dt.merge);
 	dt.decode.put_task = tasks_put_ctx;
 	dt.decode.tasks = dt.tasks;
 	load_machine_files(&dt, &mf);
@@ -497,6 +515,7 @@ int main(int argc, char **argv)
 	free(mf.found_irqs);
 	free(dt.cpus);
 	free(dt.tids);
+	free(dt.pids);
 	free(inputs);
 	return ret;
 }

@@ -5,8 +5,9 @@
   mktrace.py FILE [--cpu N | --user PID TID] [--hz HZ] [--comm HEX]
              [--host NAME] EVENT...
 
-An EVENT is TSC:CODE[:ARG1[:ARG2]] (numbers in any Python base); CODE is a
-full event code (group bit | sub << 24).  --comm is hex so that a test can
+An EVENT is TSC:CODE[:ARG1[:ARG2[:TID]]] (numbers in any Python base); CODE
+is a full event code (group bit | sub << 24); TID defaults to the user
+stream's thread, or 1.  --comm is hex so that a test can
 put any bytes there (a quote, bytes that are not UTF-8).  The header follows
 lib/ktfile.h (struct ktfile_header), little-endian, 512 bytes.
 """
@@ -37,7 +38,7 @@ hdr = hdr.ljust(512, b"\0")
 assert len(hdr) == 512
 recs = b""
 for ev in a.events:
-    f = [int(x, 0) for x in ev.split(":")] + [0, 0]
-    recs += struct.pack("<QIIII", f[0], f[1], tid or 1, f[2], f[3])
+    f = [int(x, 0) for x in ev.split(":")] + [0, 0, tid or 1][len(ev.split(":")) - 2:]
+    recs += struct.pack("<QIIII", f[0], f[1], f[4], f[2], f[3])
 with open(a.file, "wb") as out:
     out.write(hdr + recs)

@@ -1,0 +1,52 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Task names from the trace's thread:name events (dtrace/tasks.c), on a
+# hand-made kernel stream whose namings are the ground truth: the name a
+# task had at each event, its first name before it was named, <...> for a
+# task never named, <idle>-0, no task for a lost marker; -p selects the
+# threads of a process; --raw prints thread ids.
+. "$(dirname "$0")/dtrace-mktrace.sh"
+
+NAME=$(((1 << 1) | (4 << 24)))			# thread:name
+CONT0=$((1 << 22))				# CONT, chain index 0
+CONT1=$(((1 << 22) | (1 << 23) | (1 << 24)))	# CONT|END, index 1
+LOST=$((1 << 24))				# meta:lost
+# name TSC TID PID COMM (at most 8 bytes here): the three records
+name() {
+	local hex lo hi
+	hex=$(printf '%s' "$4" | od -An -tx1 | tr -d ' \n')
+	hex=$(printf '%-16s' "$hex" | tr ' ' 0)
+	lo=0x$(echo "$hex" | cut -c7-8)$(echo "$hex" | cut -c5-6)$(echo "$hex" | cut -c3-4)$(echo "$hex" | cut -c1-2)
+	hi=0x$(echo "$hex" | cut -c15-16)$(echo "$hex" | cut -c13-14)$(echo "$hex" | cut -c11-12)$(echo "$hex" | cut -c9-10)
+	echo "$1:$NAME:$2:$3:$2 $1:$CONT0:$lo:$hi:$2 $1:$CONT1:0:0:$2"
+}
+# process 100: threads 100 and 101; 101 is renamed at 5000; 200 its own
+$MKTRACE k.cpu0 --cpu 0 \
+	1000:$SWITCH:100:101:100 \
+	$(name 2000 100 100 main) $(name 2000 101 100 worker) $(name 2000 200 200 other) \
+	3000:$SWITCH:101:200:101 \
+	$(name 5000 101 100 renamed) \
+	6000:$SWITCH:101:0:101 \
+	7000:$SWITCH:0:300:0 \
+	8000:$LOST:5:0:0
+dt k.cpu0
+line() { sed -n "$1p" out; }
+check "an event before the task's first name gets that name" \
+	'[ $rc -eq 0 ] && line 1 | grep -q " main-100 .*from task main-100 to task worker-101$"'
+check "the name in force at the event" 'line 5 | grep -q " worker-101 .*to task other-200$"'
+check "a rename: the new name after it" 'line 7 | grep -q " renamed-101 .*from task renamed-101 to task <idle>-0$"'
+check "a task never named: <...>-300; the idle task <idle>-0" \
+	'line 8 | grep -q " <idle>-0 .*to task <...>-300$"'
+check "a lost marker is no task's: -" 'line 9 | grep -Eq "^ +0 +[0-9.]+ +- +meta:lost"'
+check "thread:name prints the name" 'line 2 | grep -q "task 100 of process 100 is named main$"'
+dt -p 100 k.cpu0
+check "-p 100: the events of its threads 100 and 101 (and the lost marker)" \
+	'[ $rc -eq 0 ] && [ "$(grep -c "sched:switch" out)" -eq 3 ] && ! grep -q "<idle>-0 *sched" out &&
+	 grep -q meta:lost out'
+dt -p 200 k.cpu0
+check "-p 200: its naming only" '[ $rc -eq 0 ] && [ "$(grep -c "sched:\|thread:" out)" -eq 1 ]'
+dt --raw k.cpu0
+check "--raw: thread ids" \
+	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101$"'
+echo "1..$n"
