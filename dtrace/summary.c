@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * summary (-S): counts per group and event, per file (CPU), lost records,
- * time span and events per second, instead of the events.
+ * summary (-S): counts per group and event, per file (CPU), per task (the
+ * busiest, named as at their last event), lost records, time span and
+ * events per second, instead of the events.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "amap.h"
 #include "dtrace.h"
 #include "util.h"
+
+#define TOP_TASKS	20
+
+struct task_count {
+	uint32_t tid;
+	uint64_t events;
+	uint64_t last_tsc;	/* its name then */
+};
 
 struct file_counts {
 	uint64_t events;
@@ -21,6 +31,7 @@ static struct {
 	uint64_t events;
 	uint64_t first_ns, last_ns;
 	struct file_counts *files;
+	struct amap tasks;				/* tid -> struct task_count */
 } sum;
 
 static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
@@ -38,6 +49,17 @@ static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtra
 		fc->lost += ev->args[0] | (uint64_t)ev->args[1] << 32;
 		return;
 	}
+	if (grp) {
+		struct task_count *tc = amap_get(&sum.tasks, ev->tid);
+
+		if (!tc) {
+			tc = xcalloc(1, sizeof(*tc));
+			tc->tid = ev->tid;
+			amap_put(&sum.tasks, ev->tid, tc);
+		}
+		tc->events++;
+		tc->last_tsc = ev->tsc;
+	}
 	if (!sum.events++)
 		sum.first_ns = ns;
 	sum.last_ns = ns;
@@ -54,6 +76,50 @@ static void put_us(struct outbuf *o, uint64_t ns)
 	char *p = out_reserve(o);
 
 	out_commit(o, dtrace_put_us(p, ns, 0));
+}
+
+static int by_events(const void *a, const void *b)
+{
+	const struct task_count *x = *(struct task_count *const *)a;
+	const struct task_count *y = *(struct task_count *const *)b;
+
+	if (x->events != y->events)
+		return x->events > y->events ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The busiest tasks, as comm-tid (their name at their last event). */
+static void put_tasks(struct dtrace *dt, struct outbuf *o)
+{
+	struct task_count **v = xcalloc(sum.tasks.nr + 1, sizeof(*v));
+	size_t nr = 0;
+
+	for (size_t i = 0; i < sum.tasks.cap; i++)
+		if (sum.tasks.keys[i])
+			v[nr++] = sum.tasks.vals[i];
+	qsort(v, nr, sizeof(*v), by_events);
+	if (nr > TOP_TASKS)
+		out_printf(o, "\n%-24s %12s  (the %d busiest of %zu)\n", "task", "events",
+			   TOP_TASKS, nr);
+	else
+		out_printf(o, "\n%-24s %12s\n", "task", "events");
+	for (size_t i = 0; i < nr; i++) {
+		char *p;
+
+		if (i < TOP_TASKS) {
+			p = memset(out_reserve(o), ' ', 2) + 2;
+			p = dt->decode.raw ? ktev_put_u64(p, v[i]->tid)
+					   : tasks_put(dt->tasks, p, v[i]->tid, v[i]->last_tsc, 0);
+			*p++ = ' ';
+			p = ktev_put_u64_width(p, v[i]->events, 12 + (p < o->p + 24 ? o->p + 24 - p : 0));
+			*p++ = '\n';
+			out_commit(o, p);
+		}
+		free(v[i]);
+	}
+	free(v);
+	free(sum.tasks.keys);
+	free(sum.tasks.vals);
 }
 
 static void summary_end(struct dtrace *dt, struct outbuf *o)
@@ -109,6 +175,8 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 	if (sum.other)
 		out_printf(o, "  %-22s %12llu\n", "other",
 			   (unsigned long long)sum.other);
+
+	put_tasks(dt, o);
 
 	out_printf(o, "\n%5s %12s %12s %8s  %s\n", "cpu", "events", "lost", "markers",
 		   "file");

@@ -5,7 +5,7 @@
 # hand-made kernel stream whose namings are the ground truth: the name a
 # task had at each event, its first name before it was named, <...> for a
 # task never named, <idle>-0, no task for a lost marker; -p selects the
-# threads of a process; --raw prints thread ids.
+# threads of a process; -S counts events per task; --raw prints thread ids.
 . "$(dirname "$0")/dtrace-mktrace.sh"
 
 NAME=$(((1 << 1) | (4 << 24)))			# thread:name
@@ -46,6 +46,10 @@ check "-p 100: the events of its threads 100 and 101 (and the lost marker)" \
 	 grep -q meta:lost out'
 dt -p 200 k.cpu0
 check "-p 200: its naming only" '[ $rc -eq 0 ] && [ "$(grep -c "sched:\|thread:" out)" -eq 1 ]'
+dt -S k.cpu0
+check "-S: events per task, named as at its last event (renamed-101: 4, main-100: 2)" \
+	'[ $rc -eq 0 ] && grep -Eq "^  renamed-101 +4$" out && grep -Eq "^  main-100 +2$" out &&
+	 grep -Eq "^  other-200 +1$" out && grep -Eq "^  <idle>-0 +1$" out'
 dt --raw k.cpu0
 check "--raw: thread ids" \
 	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101$"'
