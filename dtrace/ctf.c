@@ -38,8 +38,8 @@
 
 #define CTF_MAGIC	0xc1fc1fc1u
 #define PACKET_BYTES	(64 * 1024)	/* a packet ends after this much */
-/* the largest event: header, context, code, count and every argument */
-#define EVENT_MAX	(4 + 8 + 4 + 8 + 4 * KTEV_MAX_ARGS)
+/* the largest event: header, context (tid, comm), code, count and every argument */
+#define EVENT_MAX	(4 + 8 + 4 + KT_ESC_MAX(KTRACE_COMM_LEN) + 1 + 8 + 4 * KTEV_MAX_ARGS)
 /* packet header and context, as the metadata declares them (byte-aligned) */
 #define HEADER_LEN	32
 #define CONTEXT_LEN(user)	((user) ? 48 : 44)
@@ -195,7 +195,8 @@ static void write_metadata(const struct ktfile_reader *ref)
 			"\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 			"\t\tuint64_t events_discarded;\n%s\t};\n"
 			"\tevent.header := struct {\n\t\tuint32_t id;\n\t\ttsc_t timestamp;\n\t};\n"
-			"\tevent.context := struct {\n\t\tuint32_t _tid;\n\t};\n};\n\n", sid,
+			"\tevent.context := struct {\n\t\tuint32_t _tid;\n\t\tstring _comm;\n"
+			"\t};\n};\n\n", sid,
 			sid ? "\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n" : "\t\tuint32_t cpu_id;\n");
 	put_events(f, 0);
 	put_events(f, 1);
@@ -321,6 +322,27 @@ static void write_packet(struct ctf_stream *s)
 	s->len = 0;
 }
 
+/*
+ * The event context's comm: the name the event's task had then (tasks.h),
+ * as the text's task column has it: "<...>" for a task the trace never
+ * names, "<idle>" for tid 0, "-" for a meta record.  Never empty:
+ * babeltrace2 (2.0) prints an empty string as the last one it read.
+ */
+static char *put_comm(struct dtrace *dt, char *p, const struct ktfile_event *ev)
+{
+	size_t len = 0;
+	const char *comm = ev->code & KTRACE_GROUP_MASK ?
+			   tasks_comm(dt->tasks, ev->tid, ev->tsc, &len) : "-";
+
+	if (!comm)
+		comm = ev->tid ? "<...>" : "<idle>";
+	if (!len)
+		len = strlen(comm);
+	memcpy(p, comm, len);
+	p[len] = '\0';
+	return p + len + 1;
+}
+
 static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
 {
 	const struct ktfile_event *ev = e->ev;
@@ -351,6 +373,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	}
 	p = put64(p, ev->tsc);
 	p = put32(p, ev->tid);
+	p = put_comm(dt, p, ev);
 	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
 		p = put64(p, lost);
 	} else if (fs) {

@@ -482,7 +482,8 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
-	dt.tasks = dt.decode.raw && !dt.pids ? NULL : tasks_load(dt.merge);
+	/* --raw text needs no names (nor the second reading of the files) */
+	dt.tasks = dt.decode.raw && !dt.pids && fmt == &dtrace_text ? NULL : tasks_load(dt.merge);
 	dt.decode.put_task = tasks_put_ctx;
 	dt.decode.tasks = dt.tasks;
 	load_machine_files(&dt, &mf);

@@ -11,8 +11,11 @@
  *     tid 0), with the decoded text and the fields (fields.h) as args;
  *   - lost records an instant "lost records" with the count on their
  *     stream's track;
- *   - thread and process names from the user streams' headers, and for a
- *     task forked by a named one, its parent's name (fork keeps the comm).
+ *   - thread and process names from the user streams' headers and the
+ *     kernel's thread:name events (fork, exec, renames, ktrace's dump of
+ *     every task at the start), and for a task forked by a named one, its
+ *     parent's name (fork keeps the comm); a CPU's slice is named as the
+ *     task was at that time (comm-tid, tasks.h).
  *
  * Times are microseconds after the first event with ns precision, as
  * dtrace prints them.  The JSON goes out as the events come, but for the
@@ -48,8 +51,9 @@ struct pf_file {
 struct pf_thread {
 	uint32_t tid;
 	uint32_t pid;
-	const char *name;	/* a header's comm */
+	const char *name;	/* a header's comm, or @comm */
 	bool from_header;
+	char comm[KTRACE_COMM_LEN + 1];	/* from a thread:name event */
 };
 
 static struct {
@@ -153,20 +157,47 @@ static struct pf_thread *add_thread(uint32_t tid)
 	return t;
 }
 
-static uint32_t pid_of(uint32_t tid)
+static uint32_t pid_of(struct dtrace *dt, uint32_t tid, uint64_t tsc)
 {
 	struct pf_thread *t = find_thread(tid);
+	uint32_t pid = tasks_pid(dt->tasks, tid, tsc);
 
-	return t ? t->pid : tid;
+	return pid ? pid : t ? t->pid : tid;
 }
 
-/* What a CPU's slice for @tid is called: "comm 42", or "task 42". */
-static char *task_name(char *buf, uint32_t tid)
+/*
+ * What a CPU's slice for @tid is called: as the task was named then,
+ * "wget-61" (tasks.h), else "comm 42" from a header, or "task 42".
+ */
+static char *task_name(struct dtrace *dt, char *buf, uint32_t tid, uint64_t tsc)
 {
 	struct pf_thread *t = find_thread(tid);
 
-	snprintf(buf, 64, "%.16s %u", t && t->name ? t->name : "task", tid);
+	if (tasks_pid(dt->tasks, tid, tsc))
+		*tasks_put(dt->tasks, buf, tid, tsc, 0) = '\0';
+	else
+		snprintf(buf, 64, "%.16s %u", t && t->name ? t->name : "task", tid);
 	return buf;
+}
+
+/* A thread:name event: the thread's (and a main thread's process's) name. */
+static void event_name(struct outbuf *o, const struct ktfile_event *ev)
+{
+	uint32_t tid = ev->args[0], pid = ev->args[1];
+	struct pf_thread *t;
+
+	if (!tid || ev->nr_args < 2 + KTRACE_COMM_LEN / 4)
+		return;
+	t = add_thread(tid);
+	if (t->from_header)
+		return;
+	t->pid = pid;
+	tasks_event_comm(ev, t->comm);
+	t->comm[KTRACE_COMM_LEN] = '\0';
+	t->name = t->comm;
+	if (tid == pid)
+		put_meta(o, "process_name", pid, pid, t->name, 0);
+	put_meta(o, "thread_name", pid, tid, t->name, 0);
 }
 
 /* Fork keeps the comm: the child of a named task has its name until exec. */
@@ -263,16 +294,17 @@ static char *put_instant(struct outbuf *o, const char *name, uint32_t pid, uint3
 	return put_lit(p, ",\"args\":{");
 }
 
-static void cpu_switch(struct outbuf *o, struct pf_file *f, uint64_t ns, uint32_t next)
+static void cpu_switch(struct dtrace *dt, struct outbuf *o, struct pf_file *f, uint64_t ns,
+		       uint32_t next, uint64_t tsc)
 {
-	char name[64], *p;
+	char name[KTEV_TASK_MAX + 64], *p;
 
 	if (f->running)
 		put_slice_end(o, f, ns, NULL);
 	f->running = next != 0;		/* the idle task is no slice */
 	if (!next)
 		return;
-	p = put_head(o, 'B', task_name(name, next), f->pid, f->tid);
+	p = put_head(o, 'B', task_name(dt, name, next, tsc), f->pid, f->tid);
 	p = put_ts(p, ns);
 	p = put_lit(p, ",\"args\":{\"tid\":");
 	p = ktev_put_u64(p, next);
@@ -347,7 +379,7 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	/* a kernel event is its thread's; tid 0 (idle, interrupts) stays on the CPU */
 	if (!f->user && ev->tid) {
 		tid = ev->tid;
-		pid = pid_of(tid);
+		pid = pid_of(dt, tid, ev->tsc);
 	}
 	*ktev_put_name(name, ev->code, 0) = '\0';
 	/* a user event the program named */
@@ -429,11 +461,13 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 		return;
 	}
 	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2 && !f->user) {
-		cpu_switch(o, f, e->ns, ev->args[1]);
+		cpu_switch(dt, o, f, e->ns, ev->args[1], ev->tsc);
 		return;
 	}
 	if (ev->code == KTRACE_thread_fork && ev->nr_args == 2)
 		fork_name(o, ev->args[0], ev->args[1]);
+	if (ev->code == KTRACE_thread_name && !f->user)
+		event_name(o, ev);
 	put_event(dt, o, e);
 }
 

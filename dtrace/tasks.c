@@ -58,8 +58,7 @@ static int cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The comm of a thread:name event: arguments 2-5, little-endian bytes. */
-static void event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
+void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
 {
 	for (unsigned int i = 0; i < KTRACE_COMM_LEN; i++)
 		comm[i] = ev->args[2 + i / 4] >> (8 * (i % 4));
@@ -85,7 +84,7 @@ static void load_file(struct tasks *t, const char *path)
 		const struct ktfile_event *ev = &r->ev;
 
 		if (ev->code == KTRACE_thread_name && ev->nr_args >= 2 + KTRACE_COMM_LEN / 4) {
-			event_comm(ev, comm);
+			tasks_event_comm(ev, comm);
 			add(t, ev->tsc, ev->args[0], ev->args[1], comm);
 		}
 	}
@@ -135,6 +134,16 @@ static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t t
 	if (lo < (t ? t->nr : 0) && t->v[lo].tid == tid)
 		return &t->v[lo];
 	return NULL;
+}
+
+const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len)
+{
+	const struct naming *n = find(t, tid, tsc);
+
+	if (!n)
+		return NULL;
+	*len = n->len;
+	return n->comm;
 }
 
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)

@@ -14,6 +14,7 @@
 #ifndef DTRACE_TASKS_H
 #define DTRACE_TASKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ktevents.h"
@@ -24,6 +25,13 @@ struct tasks;
 /* Read the names in every file of @m (opened again: @m is not moved). */
 struct tasks *tasks_load(struct kt_merge *m);
 void tasks_free(struct tasks *t);
+
+/*
+ * The name (comm, escaped for text: at most KT_ESC_MAX(KTRACE_COMM_LEN)
+ * bytes, @len of them, no NUL) of task @tid at @tsc, NULL if the trace
+ * never names it.
+ */
+const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len);
 
 /* Process id of task @tid at @tsc, 0 if unknown. */
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc);
@@ -37,6 +45,10 @@ uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc);
  */
 char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
 		unsigned int width);
+
+/* The name in a thread:name event (at least 6 arguments): not terminated. */
+struct ktfile_event;
+void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN]);
 
 /* The ktev_ctx put_task of an event at @tsc: ctx->tasks is a struct tasks. */
 char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid);

@@ -5,7 +5,8 @@
 # hand-made kernel stream whose namings are the ground truth: the name a
 # task had at each event, its first name before it was named, <...> for a
 # task never named, <idle>-0, no task for a lost marker; -p selects the
-# threads of a process; -S counts events per task; --raw prints thread ids.
+# threads of a process; -S counts events per task; Perfetto names threads,
+# processes and CPU slices; --raw prints thread ids.
 . "$(dirname "$0")/dtrace-mktrace.sh"
 
 NAME=$(((1 << 1) | (4 << 24)))			# thread:name
@@ -50,6 +51,14 @@ dt -S k.cpu0
 check "-S: events per task, named as at its last event (renamed-101: 4, main-100: 2)" \
 	'[ $rc -eq 0 ] && grep -Eq "^  renamed-101 +4$" out && grep -Eq "^  main-100 +2$" out &&
 	 grep -Eq "^  other-200 +1$" out && grep -Eq "^  <idle>-0 +1$" out'
+dt --format=perfetto -o k.json k.cpu0
+check "perfetto: threads and processes named by thread:name, the process of a thread" \
+	'[ $rc -eq 0 ] && grep -q "\"name\":\"thread_name\",\"pid\":100,\"tid\":101,\"args\":{\"name\":\"worker\"}" k.json &&
+	 grep -q "\"name\":\"process_name\",\"pid\":100,\"tid\":100,\"args\":{\"name\":\"main\"}" k.json &&
+	 grep -q "\"name\":\"thread_name\",\"pid\":100,\"tid\":101,\"args\":{\"name\":\"renamed\"}" k.json'
+check "perfetto: a CPU slice is named as its task was then" \
+	'grep -q "\"ph\":\"B\",\"name\":\"worker-101\",\"pid\":4194304," k.json &&
+	 grep -q "\"ph\":\"B\",\"name\":\"other-200\",\"pid\":4194304," k.json'
 dt --raw k.cpu0
 check "--raw: thread ids" \
 	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101$"'

@@ -55,11 +55,19 @@ ok $? "clean: same events, order and fields as dtrace" "$(cat "$TMP/clean.diff")
 ok $? "clean: metadata and one stream file per input file" "$(ls "$TMP/clean.ctf")"
 head -n 1 "$TMP/clean.ctf/metadata" | grep -qF '/* CTF 1.8 */'
 ok $? "clean: CTF 1.8 metadata"
-grep -q 'sched:switch: { cpu_id = [0-9]* }, { tid = [0-9]* }, { from_task = [0-9]*, to_task = [0-9]* }' \
+grep -q 'sched:switch: { cpu_id = [0-9]* }, { tid = [0-9]*, comm = "[^"]*" }, { from_task = [0-9]*, to_task = [0-9]* }' \
 	"$TMP/clean.bt" &&
 	grep -q 'unknown: .*{ code = 0x[0-9A-F]*, nr_args = [0-9]*, args = \[ \[0\] = ' "$TMP/clean.bt" &&
-	grep -q 'user:mark: { pid = 5000, tid = 5000 }, { tid = 5000 }, { mark = ' "$TMP/clean.bt"
+	grep -q 'user:mark: { pid = 5000, tid = 5000 }, { tid = 5000, comm = "ktgen-user" }, { mark = ' "$TMP/clean.bt"
 ok $? "clean: named fields, unknown events, CPU and thread contexts" "$(head -n 5 "$TMP/clean.bt")"
+# the task's name as dtrace prints it at that event (comm-tid), from the trace's names
+"$DTRACE" --tsc "$TMP"/clean/t.* | awk '$4 != "meta:lost" { n = $3; sub(/-[0-9]+$/, "", n);
+	sub(/.*-/, "", $3); print $2, $3, n }' | sort >"$TMP/comm.want"
+sed -n 's/^\[0*\([0-9]*\)\] [^ ]* [^ ]* .*{ tid = \([0-9]*\), comm = "\([^"]\{1,\}\)" }.*/\1 \2 \3/p' \
+	"$TMP/clean.bt" | sort >"$TMP/comm.got"
+[ -s "$TMP/comm.want" ] && diff "$TMP/comm.want" "$TMP/comm.got" >"$TMP/comm.diff"
+ok $? "clean: each event's comm is its task's name then, as dtrace's listing has it" \
+	"$(head -n 5 "$TMP/comm.diff")"
 
 # user streams and CPUs, unknown events, lost records
 ctf mixed mixed
