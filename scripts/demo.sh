@@ -64,9 +64,17 @@ dtrace=build/tools/dtrace
 echo
 "$dtrace" -S "$out"/trace/trace.*
 echo
-echo "The first lines of the merged trace, forks, execs, exits, packets and demo-app's"
-echo "events and calls (dtrace -e thread,net,user,func $out/trace/trace.*):"
-{ "$dtrace" -e thread,net,user,func "$out"/trace/trace.* || true; } | head -n 30
+# the first wget's process, as the trace names it ("... is named wget")
+wget=$({ "$dtrace" -e thread "$out"/trace/trace.* || true; } |
+	awk '$4 == "thread:name" && $NF == "wget" { print $(NF - 3); exit }')
+if [ -n "$wget" ]; then
+	echo "wget (process $wget) from its exec: names, system calls, packets, context"
+	echo "switches (dtrace -p $wget -e sched,thread,syscall,net $out/trace/trace.*):"
+	{ "$dtrace" -p "$wget" -e sched,thread,syscall,net "$out"/trace/trace.* || true; } |
+		sed -n '/syscall execve entry/,$p' | head -n 30
+else
+	echo "(the trace names no wget: see $out/console.log)"
+fi
 echo
 worker=$(ls "$out"/trace | sed -n 's/.*\.tid\([0-9]*\)$/\1/p' | sort -n | sed -n 2p)
 echo "A demo-app thread's calls, with its context switches and user events"
