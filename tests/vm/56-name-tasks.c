@@ -3,7 +3,8 @@
  * KTRACE_IOC_NAME_TASKS against /proc: with a mask that leaves the thread
  * group out, the ioctl writes one thread:name event per task into the
  * calling CPU's buffer, each with the tid, tgid and comm /proc shows for
- * it, and returns how many; a fork under that mask names nobody (the mask
+ * it (for a kernel thread, the start of it: /proc adds the workqueue), and
+ * returns how many; a fork under that mask names nobody (the mask
  * is obeyed everywhere else); bad arguments get -EINVAL, tracing off 0.
  */
 #include "ktest.h"
@@ -16,6 +17,7 @@ struct proc_task {
 	int tid, tgid;
 	char comm[17];
 	int named;		/* thread:name records seen for it */
+	int user;		/* not a kernel thread: /proc's comm is the comm */
 };
 
 static struct proc_task tasks[4096];
@@ -38,7 +40,7 @@ static void list_tasks(void)
 {
 	DIR *proc = opendir("/proc"), *task;
 	struct dirent *p, *t;
-	char path[600];
+	char path[600], line[64];
 
 	nr_tasks = 0;
 	while (proc && (p = readdir(proc))) {
@@ -55,6 +57,9 @@ static void list_tasks(void)
 			if (read_line(path, pt->comm, sizeof(pt->comm)))
 				continue;
 			pt->tid = atoi(t->d_name);
+			/* a kernel thread has no command line */
+			snprintf(path, sizeof(path), "/proc/%s/cmdline", p->d_name);
+			pt->user = !read_line(path, line, sizeof(line)) && line[0];
 			pt->tgid = atoi(p->d_name);
 			pt->named = 0;
 			nr_tasks++;
@@ -98,7 +103,10 @@ static int count_names(const struct ktrace_record *recs, size_t nr, int *strays,
 			if (tasks[t].tid != (int)recs[i].arg1)
 				continue;
 			found = 1;
-			if (tasks[t].tgid == (int)recs[i].arg2 && !strcmp(tasks[t].comm, comm))
+			/* /proc adds to a kernel thread's comm: "kworker/0:1-events" */
+			if (tasks[t].tgid == (int)recs[i].arg2 && comm[0] &&
+			    !strncmp(tasks[t].comm, comm, strlen(comm)) &&
+			    (!tasks[t].user || !strcmp(tasks[t].comm, comm)))
 				tasks[t].named++;
 			else
 				(*bad)++;
