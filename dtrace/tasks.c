@@ -2,14 +2,16 @@
 /*
  * tasks: names of the traced tasks by thread id and time (tasks.h).
  *
- * One sorted array of every naming, by thread id then time stamp: a
- * lookup is a binary search, and a trace names few tasks next to the
- * events it prints.
+ * One array of every naming, sorted by thread id then time stamp, and a
+ * hash map from a thread id to its run of namings: a lookup (one or more
+ * per printed event) is a hash probe, then a search of the few namings of
+ * one thread.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "amap.h"
 #include "escape.h"
 #include "ktfile.h"
 #include "tasks.h"
@@ -28,6 +30,10 @@ struct naming {
 struct tasks {
 	struct naming *v;
 	size_t nr, cap;
+	struct amap by_tid;	/* tid -> its struct run */
+	struct run {
+		size_t first, nr;	/* its namings: v[first ... first + nr - 1] */
+	} *runs;
 };
 
 static void add(struct tasks *t, uint64_t tsc, uint32_t tid, uint32_t pid,
@@ -104,36 +110,75 @@ struct tasks *tasks_load(struct kt_merge *m)
 			load_file(t, f->path);
 	}
 	qsort(t->v, t->nr, sizeof(*t->v), cmp);
+	t->runs = xcalloc(t->nr + 1, sizeof(*t->runs));
+	for (size_t i = 0, r = 0; i < t->nr; i++) {
+		if (i && t->v[i].tid == t->v[i - 1].tid) {
+			t->runs[r - 1].nr++;
+			continue;
+		}
+		t->runs[r] = (struct run){ i, 1 };
+		amap_put(&t->by_tid, t->v[i].tid, &t->runs[r++]);
+	}
 	return t;
 }
 
 void tasks_free(struct tasks *t)
 {
-	if (t)
+	if (t) {
 		free(t->v);
+		free(t->runs);
+		free(t->by_tid.keys);
+		free(t->by_tid.vals);
+	}
 	free(t);
 }
+
+/*
+ * The last lookups of this thread (the formats run on several), by tid:
+ * events come in time order, so a task's next event mostly falls in the
+ * same naming's time range, [from, to).
+ */
+#define CACHE_SIZE	64
+
+struct cached {
+	const struct tasks *t;
+	uint32_t tid;
+	uint64_t from, to;
+	const struct naming *n;
+};
+
+static _Thread_local struct cached cache[CACHE_SIZE];
 
 /* The naming of @tid in force at @tsc, else its first one, else NULL. */
 static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t tsc)
 {
-	size_t lo = 0, hi = t ? t->nr : 0;
+	struct cached *c = &cache[tid % CACHE_SIZE];
+	const struct run *run;
+	const struct naming *v;
+	size_t lo = 0, hi;
 
-	/* the first naming after (tid, tsc) */
+	if (c->t == t && c->tid == tid && tsc >= c->from && tsc < c->to)
+		return c->n;
+	run = t ? amap_get(&t->by_tid, tid) : NULL;
+	if (!run)
+		return NULL;
+	v = &t->v[run->first];
+	hi = run->nr;
+	/* the first of its namings after @tsc */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct naming *n = &t->v[mid];
 
-		if (n->tid < tid || (n->tid == tid && n->tsc <= tsc))
+		if (v[mid].tsc <= tsc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo > 0 && t->v[lo - 1].tid == tid)
-		return &t->v[lo - 1];
-	if (lo < (t ? t->nr : 0) && t->v[lo].tid == tid)
-		return &t->v[lo];
-	return NULL;
+	*c = (struct cached){
+		.t = t, .tid = tid, .n = &v[lo ? lo - 1 : 0],
+		.from = lo ? v[lo - 1].tsc : 0,
+		.to = lo < run->nr ? v[lo].tsc : UINT64_MAX,
+	};
+	return c->n;
 }
 
 const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len)
