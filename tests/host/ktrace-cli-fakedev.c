@@ -241,7 +241,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		struct ktrace_cpu_stats *st = arg;
 		unsigned int cpu = st->cpu;
 
-		if (cpu >= nr_cpus || st->reserved[0] || st->reserved[1])
+		if (cpu >= nr_cpus || st->overwritten || st->reserved)
 			return fail(EINVAL);
 		produce(&cpus[cpu]);
 		memset(st, 0, sizeof(*st));
