@@ -21,6 +21,7 @@
 #include "util.h"
 
 #define CPU_NR_MAX	8192	/* the kernel's largest NR_CPUS */
+#define OPT_FLIGHT	256	/* --flight: long only */
 
 /* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
 static const struct kt_option options[] = {
@@ -40,6 +41,10 @@ static const struct kt_option options[] = {
 	  "list the groups and their events" },
 	{ "duration", required_argument, 'd', "SECONDS",
 	  "stop recording after SECONDS (fractions allowed)" },
+	{ "flight",   no_argument,       OPT_FLIGHT, NULL,
+	  "flight recorder: keep the newest records in the\n"
+	  "kernel; SIGUSR1 (and the end) writes them to\n"
+	  "BASE.N.cpuK, N = 1, 2, ...; tracing goes on" },
 	{ "buffer",   required_argument, 'b', "RECORDS",
 	  "per-CPU buffer size in records (16-16777216,\n"
 	  "rounded up to a power of two); empties the buffers" },
@@ -60,7 +65,8 @@ static void usage(FILE *f)
 		 "Control kernel event tracing and record it into trace files, one per CPU.\n"
 		 "With -c, -d or a COMMAND it records (all online CPUs unless -c names\n"
 		 "some) until interrupted, for -d SECONDS or while COMMAND runs, and a mask\n"
-		 "given with -e holds for the recording only.  Without them it sets -e/-b.\n",
+		 "given with -e holds for the recording only.  Without them it sets -e/-b.\n"
+		 "--flight keeps recording in memory and writes a snapshot on SIGUSR1.\n",
 		 "Environment: KTRACE_DEV names the device (default /dev/ktrace).\n");
 }
 
@@ -257,6 +263,8 @@ static void show_status(int ctl, const struct ktrace_info *info)
 	printf("mask    0x%08x %s\n", info->mask, info->mask ? names : "(tracing off)");
 	printf("buffer  %u records per CPU (%u KiB)\n", info->buf_records,
 	       (unsigned int)(info->buf_records * sizeof(struct ktrace_record) / 1024));
+	if (info->flags & KTRACE_INFO_OVERWRITE)
+		printf("mode    overwrite (flight recorder: nothing is read until a snapshot)\n");
 	printf("tsc     %llu kHz%s\n", (unsigned long long)info->tsc_khz,
 	       info->flags & KTRACE_INFO_TSC_INVARIANT ? ", invariant" : ", not invariant");
 	printf("%-5s %-8s %-6s %10s %14s %14s %14s\n", "cpu", "state", "reader",
@@ -297,6 +305,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			o.status = true;
+			break;
+		case OPT_FLIGHT:
+			o.flight = true;
 			break;
 		case 'c':
 			parse_cpus(optarg, -1, NULL, 0);
@@ -347,7 +358,7 @@ int main(int argc, char **argv)
 		ktev_list(stdout);
 		return 0;
 	}
-	recording = nr_cpu_args || o.duration || o.command;
+	recording = nr_cpu_args || o.duration || o.command || o.flight;
 	if (!recording && !o.events && !o.status && !o.buf_records)
 		kt_usage_error("nothing to do: give -e, -s, -b, -c, -d or a command");
 
@@ -369,7 +380,8 @@ int main(int argc, char **argv)
 			parse_cpus(cpu_args[i], ctl, o.cpus, o.nr_cpus);
 		if (!nr_cpu_args)
 			parse_cpus("all", ctl, o.cpus, o.nr_cpus);
-		ret = record(&o, ctl, &info, o.events != NULL, mask);
+		ret = o.flight ? flight(&o, ctl, &info, o.events != NULL, mask) :
+				 record(&o, ctl, &info, o.events != NULL, mask);
 	} else if (o.events && !o.buf_records) {
 		dev_set_mask(ctl, o.dev, mask);
 	}

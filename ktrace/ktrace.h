@@ -18,6 +18,7 @@ struct ktrace_opts {
 	double duration;	/* -d in seconds, 0 for no limit */
 	uint32_t buf_records;	/* -b, 0 to leave the buffers alone */
 	bool status;		/* -s */
+	bool flight;		/* --flight */
 	bool *cpus;		/* -c, resolved: cpus[n] for n < nr_cpus */
 	unsigned int nr_cpus;	/* = nr_cpu_ids of the kernel */
 	char **command;		/* after --, NULL if none */
@@ -36,6 +37,14 @@ int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st);
  * @set_mask false to leave the mask as it is.  Returns the exit status.
  */
 int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
+	   bool set_mask, uint32_t mask);
+
+/*
+ * --flight: keep the newest records in the kernel's buffers (overwrite
+ * mode) and write a snapshot of them on SIGUSR1 and at the end.  Same
+ * arguments and exit status as record().
+ */
+int flight(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	   bool set_mask, uint32_t mask);
 
 #endif /* KTRACE_KTRACE_H */

@@ -18,6 +18,9 @@
  * Stopping (signal, end of -d, end of the command): the mask is put back if
  * ktrace set it, then everything left in the buffers is drained, so the
  * files hold every record written up to then.
+ *
+ * --flight (flight() at the end of this file) reads nothing while tracing
+ * and writes snapshots of the kernel's overwrite-mode buffers instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,7 +63,8 @@ struct recorder {
 	bool lost_hint;			/* said how to lose fewer records */
 };
 
-static volatile sig_atomic_t stop_sig, child_changed;
+static volatile sig_atomic_t stop_sig, child_changed, snapshot_asked;
+static bool flight_mode;		/* --flight: SIGUSR1 takes a snapshot */
 /*
  * Signals that stop the recording (passed on to the command): every one
  * whose default would kill ktrace with its mask still set, and SIGCHLD.
@@ -75,6 +79,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGCHLD)
 		child_changed = 1;
+	else if (sig == SIGUSR1 && flight_mode)
+		snapshot_asked = 1;
 	else
 		stop_sig = sig;
 }
@@ -543,6 +549,260 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	free(r.pfds);
 	free(r.buf);
 	if (r.failed)
+		return 1;
+	return o->command ? exit_status(status) : 0;
+}
+
+/*
+ * --flight: the kernel keeps the newest records of every CPU in its
+ * buffers (overwrite mode) and nothing is read until a trigger (SIGUSR1),
+ * which writes a snapshot: BASE.N.cpuK for N = 1, 2, ...  A snapshot names
+ * every task (a state dump just before tracing stops), turns tracing off
+ * (the kernel waits until no writer is left inside the buffers), reads
+ * every CPU's buffer, and turns tracing on again: events of the few
+ * milliseconds this takes are not recorded.  Each file starts with a lost
+ * marker of the records overwritten in that CPU since the last snapshot.
+ * The end (a stopping signal, -d, the command's end) takes a last snapshot,
+ * then puts back the normal mode and the mask.
+ */
+struct flight {
+	const struct ktrace_opts *o;
+	int ctl;
+	const unsigned int *cpus;
+	unsigned int nr;
+	uint64_t *overwritten;		/* per CPU: kernel's count at the last snapshot */
+	uint64_t *lost;
+	struct ktfile_header tmpl;
+	struct ktrace_record *buf;
+	unsigned int snapshots;
+	bool failed;
+};
+
+static void dev_set_mode(int ctl, const char *dev, uint32_t flags)
+{
+	struct ktrace_mode m = { .flags = flags };
+
+	if (ioctl(ctl, KTRACE_IOC_SET_MODE, &m) == 0)
+		return;
+	if (errno == ENOTTY)
+		die("%s: this kernel's ktrace has no overwrite mode (--flight)", dev);
+	if (errno == EBUSY)
+		die("%s: the buffers are in use (another ktrace is recording?)", dev);
+	die("%s: KTRACE_IOC_SET_MODE: %s", dev, strerror(errno));
+}
+
+/*
+ * Copy one CPU's buffer (tracing is off) into @w, after a lost marker of
+ * @overwritten records if not 0, stamped like the first record; -1 on an
+ * error.  @w NULL: empty the buffer.
+ */
+static int flight_read_cpu(struct flight *f, unsigned int cpu, struct ktfile_writer *w,
+			   const char *path, uint64_t overwritten)
+{
+	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
+	struct ktrace_attach at = { .cpu = cpu };
+	int fd = dev_open(f->o->dev), ret = 0;
+
+	if (ioctl(fd, KTRACE_IOC_ATTACH_CPU, &at) < 0) {
+		pr_err("cpu %u: attaching a reader: %s", cpu, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		die("%s: %s", f->o->dev, strerror(errno));
+	for (;;) {
+		ssize_t n = read(fd, f->buf, chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0 || n % sizeof(struct ktrace_record)) {
+			pr_err("cpu %u: reading %s: %s", cpu, f->o->dev,
+			       n < 0 ? strerror(errno) : "not whole records");
+			ret = -1;
+			break;
+		}
+		if (w && overwritten) {
+			struct ktrace_record m = {
+				.tsc = n ? f->buf[0].tsc : 0, .event = KTRACE_META_LOST,
+				.arg1 = (uint32_t)overwritten,
+				.arg2 = (uint32_t)(overwritten >> 32),
+			};
+
+			overwritten = 0;
+			if ((ret = ktfile_append(w, &m, 1)) < 0) {
+				pr_err("%s: %s", path, strerror(-ret));
+				ret = -1;
+				break;
+			}
+		}
+		if (w && (ret = ktfile_append(w, f->buf, n / sizeof(struct ktrace_record))) < 0) {
+			pr_err("%s: %s", path, strerror(-ret));
+			ret = -1;
+			break;
+		}
+		if ((size_t)n < chunk)
+			break;
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * The counters a snapshot starts from, and @empty: the buffers emptied of
+ * what was there before --flight started (tracing is off).
+ */
+static void flight_counters(struct flight *f, bool empty)
+{
+	for (unsigned int i = 0; i < f->nr; i++) {
+		struct ktrace_cpu_stats st;
+
+		if (empty && flight_read_cpu(f, f->cpus[i], NULL, NULL, 0) < 0)
+			die("cpu %u: cannot empty its buffer", f->cpus[i]);
+		if (dev_cpu_stats(f->ctl, f->cpus[i], &st) < 0)
+			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", f->cpus[i], strerror(errno));
+		f->overwritten[i] = st.overwritten;
+		f->lost[i] = st.lost;
+	}
+}
+
+static void flight_snapshot(struct flight *f, uint32_t mask)
+{
+	size_t len = strlen(f->o->output) + 32;
+	char *base = xmalloc(len), *path = xmalloc(len);
+	uint64_t records = 0, overwritten = 0, lost = 0;
+	struct ktrace_opts po = *f->o;
+
+	f->snapshots++;
+	snprintf(base, len, "%s.%u", f->o->output, f->snapshots);
+	/* a state dump, so that the snapshot names every task */
+	dev_name_tasks(f->ctl, f->o->dev);
+	dev_set_mask(f->ctl, f->o->dev, 0);
+	for (unsigned int i = 0; i < f->nr; i++) {
+		unsigned int cpu = f->cpus[i];
+		struct ktfile_header h = f->tmpl;
+		struct ktrace_cpu_stats st;
+		struct ktfile_writer w;
+		int ret;
+
+		if (dev_cpu_stats(f->ctl, cpu, &st) < 0)
+			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", cpu, strerror(errno));
+		snprintf(path, len, "%s.cpu%u", base, cpu);
+		h.cpu = cpu;
+		ret = ktfile_create(&w, path, &h);
+		if (ret < 0) {
+			pr_err("%s: %s", path, kt_create_strerror(ret));
+			f->failed = true;
+			continue;
+		}
+		/* what the buffer no longer holds: a lost marker, as dtrace counts them */
+		if (flight_read_cpu(f, cpu, &w, path, st.overwritten - f->overwritten[i]) < 0)
+			f->failed = true;
+		records += w.records;
+		overwritten += st.overwritten - f->overwritten[i];
+		lost += st.lost - f->lost[i];
+		f->overwritten[i] = st.overwritten;
+		f->lost[i] = st.lost;
+		ret = ktfile_close(&w);
+		if (ret < 0) {
+			pr_err("%s: %s", path, strerror(-ret));
+			f->failed = true;
+		}
+	}
+	if (mask)
+		dev_set_mask(f->ctl, f->o->dev, mask);
+	po.output = base;
+	save_proc(&po, "/proc/kallsyms", ".kallsyms");
+	save_proc(&po, "/proc/interrupts", ".irqs");
+	pr_info("snapshot %u: %llu records in %s.cpu*, %llu overwritten before them",
+		f->snapshots, (unsigned long long)records, base,
+		(unsigned long long)overwritten);
+	if (lost)
+		pr_warn("snapshot %u: %llu records lost (an interrupt found its buffer "
+			"being written or freed)", f->snapshots, (unsigned long long)lost);
+	free(path);
+	free(base);
+}
+
+int flight(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
+	   bool set_mask, uint32_t mask)
+{
+	struct flight f = { .o = o, .ctl = ctl };
+	unsigned int *cpus = xcalloc(o->nr_cpus, sizeof(*cpus));
+	double deadline = 0;
+	int status = 0;
+	sigset_t orig;
+	pid_t child = 0;
+
+	if (set_mask && mask)
+		mask |= KTRACE_GRP_thread;
+	if (!set_mask)
+		mask = info->mask;
+	if (!mask)
+		die("--flight: tracing is off: give -e with the groups to record");
+	for (unsigned int n = 0; n < o->nr_cpus; n++)
+		if (o->cpus[n])
+			cpus[f.nr++] = n;
+	if (!f.nr)
+		die("no online CPU to record");
+	f.cpus = cpus;
+	f.overwritten = xcalloc(f.nr, sizeof(*f.overwritten));
+	f.lost = xcalloc(f.nr, sizeof(*f.lost));
+	f.buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
+	ktfile_header_init(&f.tmpl, 0, info->tsc_khz * 1000,
+			   info->flags & KTRACE_INFO_TSC_INVARIANT, mask);
+
+	flight_mode = true;
+	catch_signals(&orig);
+	if (info->mask)
+		dev_set_mask(ctl, o->dev, 0);
+	dev_set_mode(ctl, o->dev, KTRACE_MODE_OVERWRITE);
+	flight_counters(&f, true);
+	dev_set_mask(ctl, o->dev, mask);
+	pr_info("flight recorder on %u CPU%s: kill -USR1 %d writes a snapshot to %s.N.cpu*%s",
+		f.nr, f.nr == 1 ? "" : "s", (int)getpid(), o->output,
+		o->command || o->duration ? "" : "; ^C stops");
+	if (o->command && (child = start_command(o->command, &orig)) < 0)
+		f.failed = true;
+
+	if (o->duration)
+		deadline = now() + o->duration;
+	while (!stop_sig && !f.failed && (!deadline || now() < deadline)) {
+		struct timespec ts = to_timespec(deadline ? deadline - now() : 3600);
+
+		if (snapshot_asked) {
+			snapshot_asked = 0;
+			flight_snapshot(&f, mask);
+			continue;
+		}
+		if (child_changed) {
+			child_changed = 0;
+			if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+				child = 0;
+				break;
+			}
+		}
+		ppoll(NULL, 0, &ts, &orig);
+	}
+	if (stop_sig && child > 0)
+		kill(child, stop_sig);
+	/* the end is a trigger too: what led up to it */
+	flight_snapshot(&f, 0);
+	dev_set_mode(ctl, o->dev, 0);
+	if (info->mask)
+		dev_set_mask(ctl, o->dev, info->mask);
+
+	release_signals(&orig);
+	if (child > 0) {
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	free(cpus);
+	free(f.overwritten);
+	free(f.lost);
+	free(f.buf);
+	if (f.failed)
 		return 1;
 	return o->command ? exit_status(status) : 0;
 }

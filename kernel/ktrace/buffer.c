@@ -43,6 +43,20 @@
  * watermark) looks for a sleeping reader, so a reader tracing its own
  * wakeups is woken once per watermark, not once per record.
  *
+ * Overwrite mode (a flight recorder, KTRACE_IOC_SET_MODE): no reader is
+ * attached while tracing is on, and a writer that finds the ring full
+ * frees the oldest whole events itself (ktrace_free_room()).  The reader's
+ * invariant must hold for the writers too: every free slot has event code
+ * zero, so that a slot reserved by an interrupted writer, not yet
+ * published, reads as zero and is never taken for an old event.  Freeing
+ * is therefore two steps, claimed first: a writer claims [@tail, new tail)
+ * by moving @freeing from @tail with local_cmpxchg(), zeroes the event
+ * codes, then moves @tail.  A nested writer that finds a claim in progress
+ * (@freeing != @tail), or an unpublished record where it would free, cannot
+ * wait for the writer it interrupted: it drops its event, counted as lost,
+ * as with a full ring in the normal mode.  A snapshot is read with tracing
+ * off, after a grace period, when every reserved record is published.
+ *
  * Nothing here sleeps, allocates, takes a lock or wakes a task directly: a
  * waiting reader is woken through irq_work.
  */
@@ -80,6 +94,13 @@ EXPORT_SYMBOL_GPL(ktrace_enabled);
 u32 ktrace_group_mask __read_mostly;
 EXPORT_SYMBOL_GPL(ktrace_group_mask);
 
+/*
+ * Overwrite mode: changed under ktrace_mutex only while tracing is off and
+ * no reader is attached, then a grace period passes before tracing can be
+ * turned on, so a writer never sees it change.
+ */
+bool ktrace_overwrite __read_mostly;
+
 /* Serializes mask changes, resizes and reader attach. Taken after cpus_read_lock(). */
 DEFINE_MUTEX(ktrace_mutex);
 
@@ -109,6 +130,61 @@ static __always_inline void ktrace_commit(struct ktrace_record *rec, u64 tsc,
 }
 
 /*
+ * Overwrite mode: free the oldest whole events so that @need records fit
+ * after @head, @tail and @head as this writer loaded them.
+ *
+ * Return: true if @tail may have moved (look again), false if this writer
+ * must drop its event: the oldest record is not yet published (a writer we
+ * interrupted reserved it), or a writer we interrupted is freeing.
+ */
+static __always_inline bool ktrace_free_room(struct ktrace_buf *buf,
+					     struct ktrace_record *recs,
+					     unsigned long tail,
+					     unsigned long head,
+					     unsigned long need)
+{
+	unsigned long mask = buf->size - 1, end = tail, freed = 0, i;
+	u32 event;
+
+	/* A claim in progress is that of a writer we interrupted. */
+	if (local_read(&buf->freeing) != tail)
+		return false;
+	while (head - end + need > buf->size) {
+		/*
+		 * An event, then its continuation records up to the next
+		 * event.  A record still zero may be a continuation record
+		 * its writer has yet to publish: we cannot tell, so we drop.
+		 */
+		event = READ_ONCE(recs[end & mask].event);
+		do {
+			if (!event)
+				return false;
+			if (event != KTRACE_META_LOST)
+				freed++;
+			end++;
+			if (end == head)
+				break;
+			event = READ_ONCE(recs[end & mask].event);
+			if (!event)
+				return false;
+		} while (event & KTRACE_EVT_CONT);
+	}
+	/*
+	 * Claim [tail, end).  This fails if a nested writer freed meanwhile
+	 * (look again) or a writer we interrupted claimed after we loaded
+	 * @tail (looking again finds its claim and drops).
+	 */
+	if (local_cmpxchg(&buf->freeing, tail, end) != tail)
+		return true;
+	for (i = tail; i != end; i++)
+		WRITE_ONCE(recs[i & mask].event, 0);
+	local_add(freed, &buf->overwritten);
+	/* The zeroes before the room they make: pairs with the acquire of @tail. */
+	smp_store_release(&buf->tail, end);
+	return true;
+}
+
+/*
  * @any_mask: write while tracing is on even if the mask leaves @event's
  * group out (the state dump a reader asks for); a constant, so the test
  * costs the TRACE() sites nothing.
@@ -120,6 +196,7 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	unsigned int nr, i;
 	struct ktrace_record *recs;
 	struct ktrace_buf *buf;
+	bool overwrite;
 	u32 tid, mask;
 	u64 tsc;
 
@@ -149,7 +226,8 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 	if (unlikely(lost))
 		lost = local_xchg(&buf->lost_pending, 0);
 	need = nr + (lost ? 1 : 0);
-	do {
+	overwrite = READ_ONCE(ktrace_overwrite);
+	for (;;) {
 		/*
 		 * @tail before @head: the reader never moves @tail past @head
 		 * and @head only grows, so head - tail cannot wrap, even when
@@ -160,12 +238,17 @@ static __always_inline void ktrace_reserve_write(u32 event, const u32 *args,
 		tail = smp_load_acquire(&buf->tail);
 		head = local_read(&buf->head);
 		if (unlikely(head - tail + need > buf->size)) {
+			if (overwrite &&
+			    ktrace_free_room(buf, recs, tail, head, need))
+				continue;	/* @tail moved: look again */
 			local_add(lost + nr, &buf->lost_pending);
 			local_add(nr, &buf->lost);
 			goto out;
 		}
 		tsc = rdtsc();
-	} while (local_cmpxchg(&buf->head, head, head + need) != head);
+		if (local_cmpxchg(&buf->head, head, head + need) == head)
+			break;
+	}
 
 	tid = current->pid;
 	idx = head;
@@ -367,6 +450,8 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 		WRITE_ONCE(buf->recs[(tail + i) & mask].event, 0);
 	/* Like @written, @read counts event records, not lost markers. */
 	WRITE_ONCE(buf->read, buf->read + nr - meta);
+	/* No writer runs while we read in overwrite mode: no claim pending. */
+	local_set(&buf->freeing, tail + nr);
 	/* Hand the slots back: pairs with smp_load_acquire() in ktrace_reserve_write(). */
 	smp_store_release(&buf->tail, tail + nr);
 	return nr;
@@ -400,6 +485,8 @@ ktrace_buf_install(struct ktrace_buf *buf, struct ktrace_record *recs,
 	local_set(&buf->lost_pending, 0);
 	local_set(&buf->written, 0);
 	local_set(&buf->lost, 0);
+	local_set(&buf->freeing, 0);
+	local_set(&buf->overwritten, 0);
 	buf->tail = 0;
 	buf->read = 0;
 	/* Publish the ring after its size: pairs with smp_load_acquire() in
@@ -426,31 +513,73 @@ static int ktrace_cpu_prepare(unsigned int cpu)
 	return 0;
 }
 
+/* Whether any CPU's buffer has a reader; under ktrace_mutex. */
+bool ktrace_reader_attached(void)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&ktrace_mutex);
+	for_each_possible_cpu(cpu)
+		if (atomic_read(&per_cpu_ptr(&ktrace_bufs, cpu)->reader))
+			return true;
+	return false;
+}
+
 /**
  * ktrace_set_mask - choose the traced groups, 0 to turn tracing off
  * @mask: group bits
  *
- * Return: 0, or -EINVAL for bits that are not groups.
+ * Return: 0, -EINVAL for bits that are not groups, or -EBUSY to turn
+ * tracing on in overwrite mode while a reader is attached.
  */
 int ktrace_set_mask(u32 mask)
 {
+	int ret = 0;
+
 	if (mask & ~KTRACE_GROUP_MASK)
 		return -EINVAL;
 
 	cpus_read_lock();
 	mutex_lock(&ktrace_mutex);
-	if (mask && !ktrace_group_mask) {
+	if (mask && ktrace_overwrite && ktrace_reader_attached()) {
+		ret = -EBUSY;
+	} else if (mask && !ktrace_group_mask) {
 		WRITE_ONCE(ktrace_group_mask, mask);
 		static_branch_enable_cpuslocked(&ktrace_enabled);
 	} else if (!mask && ktrace_group_mask) {
 		static_branch_disable_cpuslocked(&ktrace_enabled);
 		WRITE_ONCE(ktrace_group_mask, 0);
+		/* A snapshot reads what writers that saw the old mask wrote. */
+		if (ktrace_overwrite)
+			synchronize_rcu();
 	} else {
 		WRITE_ONCE(ktrace_group_mask, mask);
 	}
 	mutex_unlock(&ktrace_mutex);
 	cpus_read_unlock();
-	return 0;
+	return ret;
+}
+
+/**
+ * ktrace_set_overwrite - choose overwrite mode (a flight recorder) or not
+ * @overwrite: true for overwrite mode
+ *
+ * Return: 0, or -EBUSY while tracing is on or a reader is attached.
+ */
+int ktrace_set_overwrite(bool overwrite)
+{
+	int ret = 0;
+
+	mutex_lock(&ktrace_mutex);
+	if (ktrace_group_mask || ktrace_reader_attached()) {
+		ret = -EBUSY;
+	} else if (overwrite != ktrace_overwrite) {
+		/* Writers that saw the old mask, and the old mode, are done. */
+		synchronize_rcu();
+		WRITE_ONCE(ktrace_overwrite, overwrite);
+	}
+	mutex_unlock(&ktrace_mutex);
+	return ret;
 }
 
 /**

@@ -3,8 +3,9 @@
  * ktrace: the /dev/ktrace character device.
  *
  * ioctls get and set the group mask, report per-CPU statistics, resize the
- * buffers and attach an open file to one CPU's buffer; read() then returns
- * that CPU's records, whole records only, and poll() waits for them.
+ * buffers, choose overwrite mode (a flight recorder) and attach an open
+ * file to one CPU's buffer; read() then returns that CPU's records, whole
+ * records only, and poll() waits for them.
  * write() lets user space add events of group "user" to the current CPU's
  * stream, stamped by the kernel.
  *
@@ -176,6 +177,8 @@ static long ktrace_ioc_info(void __user *uarg)
 	info.record_size = sizeof(struct ktrace_record);
 	info.nr_cpu_ids = nr_cpu_ids;
 	info.flags = ktrace_tsc_invariant() ? KTRACE_INFO_TSC_INVARIANT : 0;
+	if (READ_ONCE(ktrace_overwrite))
+		info.flags |= KTRACE_INFO_OVERWRITE;
 	info.tsc_khz = tsc_khz;
 	info.mask = READ_ONCE(ktrace_group_mask);
 	info.buf_records = READ_ONCE(ktrace_buf_records);
@@ -201,7 +204,7 @@ static long ktrace_ioc_cpu_stats(void __user *uarg)
 
 	if (copy_from_user(&stats, uarg, sizeof(stats)))
 		return -EFAULT;
-	if (stats.flags || stats.pad || stats.reserved[0] || stats.reserved[1])
+	if (stats.flags || stats.pad || stats.overwritten || stats.reserved)
 		return -EINVAL;
 	cpu = stats.cpu;
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
@@ -219,6 +222,7 @@ static long ktrace_ioc_cpu_stats(void __user *uarg)
 	stats.written = local_read(&buf->written);
 	stats.lost = local_read(&buf->lost);
 	stats.read = READ_ONCE(buf->read);
+	stats.overwritten = local_read(&buf->overwritten);
 	stats.buf_records = buf->recs ? buf->size : 0;
 	mutex_unlock(&ktrace_mutex);
 	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
@@ -255,6 +259,11 @@ static long ktrace_ioc_attach_cpu(struct ktrace_reader *reader,
 	}
 	if (!buf->recs) {
 		ret = -ENODEV;		/* never online, so it has no buffer */
+		goto out_unlock;
+	}
+	/* Overwrite mode: writers move @tail, so no reader while they run. */
+	if (ktrace_overwrite && ktrace_group_mask) {
+		ret = -EBUSY;
 		goto out_unlock;
 	}
 	if (atomic_cmpxchg(&buf->reader, 0, 1)) {
@@ -297,6 +306,17 @@ static long ktrace_ioc_name_tasks(void __user *uarg)
 	return ktrace_name_tasks();
 }
 
+static long ktrace_ioc_set_mode(void __user *uarg)
+{
+	struct ktrace_mode arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~KTRACE_MODE_OVERWRITE) || arg.reserved)
+		return -EINVAL;
+	return ktrace_set_overwrite(arg.flags & KTRACE_MODE_OVERWRITE);
+}
+
 static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct ktrace_reader *reader = file->private_data;
@@ -317,6 +337,8 @@ static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ktrace_ioc_set_wakeup(reader, uarg);
 	case KTRACE_IOC_NAME_TASKS:
 		return reader->admin ? ktrace_ioc_name_tasks(uarg) : -EPERM;
+	case KTRACE_IOC_SET_MODE:
+		return reader->admin ? ktrace_ioc_set_mode(uarg) : -EPERM;
 	default:
 		return -ENOTTY;
 	}

@@ -30,6 +30,14 @@
  * passes before the reader relies on it (see ktrace_set_wakeup()).
  * @recs and @size change only under ktrace_mutex with tracing off and no
  * reader attached.
+ *
+ * Overwrite mode (ktrace_overwrite) is the other way round: no reader is
+ * attached while tracing is on, and the writers themselves move @tail
+ * forward, past whole old events, to make room.  @freeing is then their
+ * claim on the records they free: equal to @tail when no writer frees,
+ * else where that writer will move @tail once it has zeroed the event
+ * codes (see ktrace_free_room()).  @overwritten counts the event records
+ * freed that way.
  */
 struct ktrace_buf {
 	/* the writers' cache line */
@@ -40,6 +48,8 @@ struct ktrace_buf {
 	local_t			lost_pending;	/* dropped, not yet marked */
 	local_t			written;	/* event records committed */
 	local_t			lost;		/* event records dropped */
+	local_t			freeing;	/* overwrite: @tail once freed */
+	local_t			overwritten;	/* overwrite: event records freed */
 	int			cpu;
 
 	/* the reader's cache line */
@@ -53,6 +63,7 @@ struct ktrace_buf {
 
 extern struct mutex ktrace_mutex;
 extern unsigned int ktrace_buf_records;
+extern bool ktrace_overwrite;
 
 struct ktrace_buf *ktrace_cpu_buf(unsigned int cpu);
 bool ktrace_buf_empty(struct ktrace_buf *buf);
@@ -61,6 +72,8 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 			size_t nr_max);
 void ktrace_set_wakeup(struct ktrace_buf *buf, unsigned long records);
 int ktrace_set_mask(u32 mask);
+int ktrace_set_overwrite(bool overwrite);
+bool ktrace_reader_attached(void);
 int ktrace_name_tasks(void);
 int ktrace_resize(unsigned int records);
 bool ktrace_tsc_invariant(void);

@@ -22,8 +22,11 @@ if ! ${CC:-cc} -O1 -g -w -I"$shim" -o "$model" tests/host/buffer-model.c \
 fi
 ok 0 "buffer.c compiles on the model"
 
-for scenario in full wakeup1 wakeup4; do
-	"$model" "$scenario" "${MODEL_RUNS:-40000}" 1 >"$TMP/out" 2>&1
+for scenario in full wakeup1 wakeup4 overwrite; do
+	runs=${MODEL_RUNS:-40000}
+	# the overwrite runs are longer: a quarter as many
+	[ "$scenario" = overwrite ] && runs=$((runs / 4 + 1))
+	"$model" "$scenario" "$runs" 1 >"$TMP/out" 2>&1
 	ok $? "$(sed -n 's/^\(not \)\{0,1\}ok 1 - //p' "$TMP/out")" "$(grep '^#' "$TMP/out")"
 done
 

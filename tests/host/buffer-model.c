@@ -19,9 +19,18 @@
  *   no-lost-wakeup a reader that went to sleep was woken, or the record it
  *                  sleeps on (the last of its wakeup window) is unpublished.
  *
+ * The overwrite scenario (issue 12, the flight recorder) has no reader
+ * while CPU 0 writes far more than the ring holds in overwrite mode, its
+ * interrupts writing bursts long enough to wrap the ring above a writer
+ * they interrupted.  The model notes which events reserved records (the
+ * cmpxchg on @head that succeeded) with their time stamps; the snapshot
+ * read afterwards must hold exactly the newest of them, whole and in
+ * order, and the overwritten and lost counts must add up to the records
+ * of the others.
+ *
  * Usage: buffer-model SCENARIO RUNS SEED; prints TAP for one scenario.
  * Scenarios: full (item 1 of issue 10), wakeup1 and wakeup4 (item 3, with
- * a wakeup watermark of 1 and of 4 records).
+ * a wakeup watermark of 1 and of 4 records), overwrite.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -60,6 +69,9 @@ static u64 tsc_now;
 static bool woken;
 static bool running;		/* in run(): the CPUs take turns */
 static u32 next_seq;		/* sequence number of the next event written */
+static bool overwrite;		/* the overwrite scenario */
+/* per context (task, irq, nested irq): its last time stamp and its reservation */
+static u64 ctx_tsc[3], ctx_resv[3];
 
 static unsigned int rnd(unsigned int n)
 {
@@ -146,6 +158,9 @@ long kshim_local_cmpxchg(long *p, long old, long new)
 	load(p, &cur, sizeof(cur));
 	if (cur == old)
 		store(p, &new, sizeof(new));
+	/* the model's ground truth: this context's event got its records */
+	if (cur == old && p == &ktrace_cpu_buf(0)->head.a)
+		ctx_resv[irq_depth] = ctx_tsc[irq_depth];
 	return cur;
 }
 
@@ -185,7 +200,8 @@ int kshim_cmpxchg_int(int *p, int old, int new)
 u64 kshim_rdtsc(void)
 {
 	kshim_yield();
-	return ++tsc_now;
+	ctx_tsc[irq_depth] = ++tsc_now;
+	return tsc_now;
 }
 
 void kshim_irq_work_queue(void)
@@ -200,10 +216,36 @@ void *kshim_alloc(size_t size)
 
 /* --- the two CPUs --------------------------------------------------------- */
 
+/* overwrite: every event written, with its reservation's time stamp (0: dropped) */
+#define OW_TASK_EVENTS	24
+#define OW_BURST	12
+#define OW_MAX_EVENTS	(OW_TASK_EVENTS + MAX_IRQS * OW_BURST)
+static struct { u32 seq, nr; u64 tsc; } events[OW_MAX_EVENTS];
+
+/* 1, 2 or 4 records, each carrying the event's number */
+static void write_event_ow(void)
+{
+	u32 seq = next_seq++, args[8] = { seq, 1, seq, 2, seq, 3, seq, 4 };
+	u32 nr = seq % 3 == 0 ? 1 : seq % 3 == 1 ? 2 : 4;
+	int depth = irq_depth;
+
+	ctx_resv[depth] = 0;
+	if (nr == 1)
+		ktrace_write(KTRACE_user_mark, seq, 1);
+	else
+		ktrace_write_args(KTRACE_user_mark, args, 2 * nr);
+	events[seq] = (typeof(events[0])){ seq, nr, ctx_resv[depth] };
+}
+
 static void write_event(void)
 {
 	u32 args[4] = { next_seq++, 7, 8, 9 };
 
+	if (overwrite) {
+		next_seq--;
+		write_event_ow();
+		return;
+	}
 	/* one record, or an event with a continuation record */
 	if (args[0] % 2)
 		ktrace_write(KTRACE_user_mark, args[0], 7);
@@ -219,9 +261,13 @@ void kshim_yield(void)
 	if (!running)
 		return;
 	if (cpu == 0 && irq_depth < 2 && irqs_left && !rnd(6)) {
+		/* overwrite: a burst that may wrap the ring above its writer */
+		int burst = overwrite ? 1 + rnd(OW_BURST) : 1;
+
 		irqs_left--;
 		irq_depth++;
-		write_event();
+		while (burst--)
+			write_event();
 		irq_depth--;
 	}
 	if (!stickiness || !rnd(stickiness)) {
@@ -234,7 +280,7 @@ static void writer_main(void)
 {
 	int i;
 
-	for (i = 0; i < TASK_EVENTS; i++)
+	for (i = 0; i < (overwrite ? OW_TASK_EVENTS : TASK_EVENTS); i++)
 		write_event();
 	cpus[0].done = true;
 }
@@ -290,10 +336,11 @@ static void setup(unsigned long wakeup)
 	kshim_cpu = 0;
 	atomic_set(&buf->reader, 0);
 	ktrace_set_mask(0);
-	if (ktrace_resize(RING))
+	if (ktrace_resize(RING) || ktrace_set_overwrite(overwrite))
 		abort();
 	ktrace_set_mask(KTRACE_GRP_user);
-	atomic_set(&buf->reader, 1);
+	/* overwrite: no reader until the snapshot */
+	atomic_set(&buf->reader, !overwrite);
 	ktrace_set_wakeup(buf, wakeup);
 	drain_all(&cpus[0]);
 	nr_got = 0;
@@ -311,6 +358,7 @@ static void run(void)
 
 	start(0, writer_main);
 	start(1, reader_main);
+	cpus[1].done = overwrite;
 	running = true;
 	while (!cpus[0].done || !cpus[1].done) {
 		cpu = rnd(4);
@@ -370,6 +418,87 @@ static const char *check_full(void)
 	return NULL;
 }
 
+static int by_tsc(const void *a, const void *b)
+{
+	const typeof(events[0]) *x = a, *y = b;
+
+	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
+}
+
+static long runs_dropped, runs_overwrote;
+
+/*
+ * The snapshot: tracing off, a reader attached, everything read.  It must
+ * be the newest reserved events, whole, in order; the others are counted
+ * as overwritten or (those that reserved nothing) lost, exactly.
+ */
+static const char *check_overwrite(void)
+{
+	struct ktrace_buf *buf = ktrace_cpu_buf(0);
+	struct ktrace_record snap[RING + 1];
+	u64 overwritten = 0, dropped = 0;
+	size_t i, j, nr_kept = 0, nr_reserved = 0, used;
+	ssize_t nr;
+
+	kshim_cpu = 1;
+	ktrace_set_mask(0);
+	atomic_set(&buf->reader, 1);
+	if (ktrace_set_mask(KTRACE_GRP_user) != -EBUSY)
+		return "tracing turned on in overwrite mode with a reader attached";
+	if (ktrace_set_overwrite(false) != -EBUSY)
+		return "the mode changed with a reader attached";
+	nr = ktrace_buf_read(buf, (char *)snap, RING + 1);
+	used = nr > 0 ? nr : 0;
+	if (local_read(&buf->freeing) != buf->tail)
+		return "a claim left pending after the snapshot";
+
+	/* the reserved events, oldest first: the model's stream */
+	qsort(events, next_seq, sizeof(events[0]), by_tsc);
+	for (i = 0; i < next_seq; i++) {
+		if (!events[i].tsc) {
+			dropped += events[i].nr;
+			continue;
+		}
+		events[nr_reserved++] = events[i];
+	}
+	/* match the snapshot, event by event, against the newest of them */
+	for (i = 0; i < used; i++)
+		nr_kept += snap[i].event == KTRACE_user_mark;
+	if (nr_kept > nr_reserved)
+		return "more events in the snapshot than were written";
+	j = nr_reserved - nr_kept;
+	for (i = 0; i < j; i++)
+		overwritten += events[i].nr;
+	for (i = 0; i < used; i++) {
+		u32 k;
+
+		if (snap[i].event == KTRACE_META_LOST)
+			continue;
+		if (snap[i].event != KTRACE_user_mark || snap[i].arg1 != events[j].seq ||
+		    snap[i].tsc != events[j].tsc)
+			return "the snapshot is not the newest events in order";
+		for (k = 1; k < events[j].nr; k++) {
+			u32 code = KTRACE_EVT_CONT | ((k - 1) << KTRACE_SUB_SHIFT);
+
+			if (k == events[j].nr - 1)
+				code |= KTRACE_EVT_END;
+			if (++i >= used || snap[i].event != code || snap[i].arg1 != events[j].seq)
+				return "an event in the snapshot is not whole";
+		}
+		j++;
+	}
+	if (local_read(&buf->overwritten) != overwritten)
+		return "the overwritten count is not the records of the older events";
+	if (local_read(&buf->lost) != dropped)
+		return "the lost count is not the records of the dropped events";
+	if (!dropped && used + 3 < RING)
+		return "more was overwritten than the room needed";
+	runs_dropped += dropped != 0;
+	runs_overwrote += overwritten != 0;
+	atomic_set(&buf->reader, 0);
+	return NULL;
+}
+
 static const char *check_wakeup(void)
 {
 	kshim_cpu = 1;
@@ -384,21 +513,30 @@ int main(int argc, char **argv)
 	long runs = argc > 2 ? atol(argv[2]) : 100000, i;
 	unsigned int seed = argc > 3 ? atoi(argv[3]) : 1;
 	unsigned long wakeup = !strcmp(scenario, "wakeup4") ? 4 : 1;
+	const char *(*check)(void) = !strcmp(scenario, "full") ? check_full :
+				     !strcmp(scenario, "overwrite") ? check_overwrite :
+				     check_wakeup;
 	const char *why = NULL;
 	long failed = 0, first = -1;
 
 	rng_state = seed;
+	overwrite = !strcmp(scenario, "overwrite");
 	ktrace_init();
 	for (i = 0; i < runs; i++) {
 		setup(wakeup);
 		run();
-		why = !strcmp(scenario, "full") ? check_full() : check_wakeup();
+		why = check();
 		if (why) {
 			if (!failed++)
 				printf("# run %ld: %s\n", i, why);
 			first = first < 0 ? i : first;
 		}
 	}
+	if (overwrite)	/* the paths the scenario is for were taken */
+		printf("# %ld runs overwrote, %ld dropped an event\n", runs_overwrote,
+		       runs_dropped);
+	if (overwrite && (!runs_overwrote || !runs_dropped) && !failed++)
+		printf("# the runs never overwrote or never dropped\n");
 	printf("%sok 1 - %s: %ld random interleavings, %ld bad%s\n",
 	       failed ? "not " : "", scenario, runs, failed,
 	       failed ? " (first shown above)" : "");

@@ -11,9 +11,13 @@
  * only (EINVAL below 24 bytes, EAGAIN when empty and O_NONBLOCK), POLLIN
  * when the wakeup watermark's worth of records wait.  While the mask is set, each CPU writes $KTFAKE_RATE
  * records a second into a buffer of the set size; what does not fit is
- * counted lost and a KTRACE_META_LOST marker is written.
+ * counted lost and a KTRACE_META_LOST marker is written.  In overwrite mode
+ * (KTRACE_IOC_SET_MODE) nothing is lost: the oldest records are counted
+ * overwritten, and a reader gets the newest.  Record number i of a CPU's
+ * stream has arg1 = i, so a test can tell which records it got.
  *
- *   KTFAKE_STATE    file keeping "mask buf_records" between runs (required)
+ *   KTFAKE_STATE    file keeping "mask buf_records overwrite" between runs
+ *                   (required)
  *   KTFAKE_CPUS     nr_cpu_ids (4)     KTFAKE_OFFLINE  an offline CPU
  *   KTFAKE_BUSY     a CPU that has another reader
  *   KTFAKE_RATE     records per second per CPU (1000)
@@ -43,7 +47,7 @@
 
 struct fake_cpu {
 	double on_seconds;	/* time the mask was set, up to on_since */
-	uint64_t written, lost, read;
+	uint64_t written, lost, read, overwritten;
 	uint64_t marker;	/* lost count a META_LOST record still owes */
 	uint64_t lost_told;	/* lost records the markers told of */
 	uint32_t wakeup;	/* KTRACE_IOC_SET_WAKEUP, 1 at attach */
@@ -57,7 +61,7 @@ static double on_since;		/* when the mask was set, 0 while off */
 static unsigned int nr_cpus = 4;
 static int offline_cpu = -1, busy_cpu = -1;
 static double rate = 1000;
-static bool loaded;
+static bool loaded, overwrite;
 
 static double now(void)
 {
@@ -89,8 +93,11 @@ static void load(void)
 	busy_cpu = env_int("KTFAKE_BUSY", -1);
 	rate = env_int("KTFAKE_RATE", 1000);
 	if (state && (f = fopen(state, "r"))) {
-		if (fscanf(f, "%x %u", &mask, &buf_records) != 2)
+		int ow = 0;
+
+		if (fscanf(f, "%x %u %d", &mask, &buf_records, &ow) < 2)
 			mask = 0, buf_records = 4096;
+		overwrite = ow;
 		fclose(f);
 	}
 	if (mask)
@@ -103,7 +110,7 @@ static void save(void)
 	FILE *f = state ? fopen(state, "w") : NULL;
 
 	if (f) {
-		fprintf(f, "%x %u\n", mask, buf_records);
+		fprintf(f, "%x %u %d\n", mask, buf_records, overwrite);
 		fclose(f);
 	}
 }
@@ -113,11 +120,15 @@ static void produce(struct fake_cpu *c)
 {
 	double on = c->on_seconds + (on_since ? now() - on_since : 0);
 	uint64_t due = (uint64_t)(on * rate), have = c->written + c->lost;
-	uint64_t room = buf_records - (c->written - c->read);
+	uint64_t room = buf_records - (c->written - c->read - c->overwritten);
 
 	if (due <= have)
 		return;
-	if (due - have > room) {
+	if (overwrite) {
+		c->written += due - have;
+		if (c->written - c->read - c->overwritten > buf_records)
+			c->overwritten = c->written - c->read - buf_records;
+	} else if (due - have > room) {
 		c->lost += due - have - room;
 		c->marker += due - have - room;
 		c->written += room;
@@ -223,7 +234,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		info->version = KTRACE_ABI_VERSION;
 		info->record_size = sizeof(struct ktrace_record);
 		info->nr_cpu_ids = nr_cpus;
-		info->flags = KTRACE_INFO_TSC_INVARIANT;
+		info->flags = KTRACE_INFO_TSC_INVARIANT | (overwrite ? KTRACE_INFO_OVERWRITE : 0);
 		info->tsc_khz = 1000000;	/* "tsc" below counts ns */
 		info->mask = mask;
 		info->buf_records = buf_records;
@@ -234,6 +245,9 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 
 		if (m->reserved || (m->mask & ~KTRACE_GROUP_MASK))
 			return fail(EINVAL);
+		for (unsigned int c = 0; overwrite && m->mask && c < nr_cpus; c++)
+			if (cpus[c].attached)
+				return fail(EBUSY);
 		set_mask(m->mask);
 		return 0;
 	}
@@ -241,7 +255,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		struct ktrace_cpu_stats *st = arg;
 		unsigned int cpu = st->cpu;
 
-		if (cpu >= nr_cpus || st->reserved[0] || st->reserved[1])
+		if (cpu >= nr_cpus || st->overwritten || st->reserved)
 			return fail(EINVAL);
 		produce(&cpus[cpu]);
 		memset(st, 0, sizeof(*st));
@@ -251,6 +265,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		st->written = cpus[cpu].written;
 		st->lost = cpus[cpu].lost;
 		st->read = cpus[cpu].read;
+		st->overwritten = cpus[cpu].overwritten;
 		st->buf_records = buf_records;
 		return 0;
 	}
@@ -279,11 +294,25 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 			return fail(EINVAL);
 		if ((int)at->cpu == offline_cpu)
 			return fail(ENODEV);
-		if (cpus[at->cpu].attached || (int)at->cpu == busy_cpu)
+		if (cpus[at->cpu].attached || (int)at->cpu == busy_cpu || (overwrite && mask))
 			return fail(EBUSY);
 		cpus[at->cpu].attached = true;
 		cpus[at->cpu].wakeup = 1;
 		fake_fd[fd] = 2 + at->cpu;
+		return 0;
+	}
+	case KTRACE_IOC_SET_MODE: {
+		struct ktrace_mode *m = arg;
+
+		if (m->reserved || (m->flags & ~KTRACE_MODE_OVERWRITE))
+			return fail(EINVAL);
+		if (mask)
+			return fail(EBUSY);
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			if (cpus[c].attached)
+				return fail(EBUSY);
+		overwrite = m->flags & KTRACE_MODE_OVERWRITE;
+		save();
 		return 0;
 	}
 	case KTRACE_IOC_SET_WAKEUP: {
@@ -328,16 +357,18 @@ ssize_t read(int fd, void *buf, size_t n)
 	c = &cpus[fake(fd) - 2];
 	produce(c);
 	/* "tsc" counts ns at the rate; lost records took their time too */
-	while (got < max && c->read < c->written) {
+	while (got < max && c->read + c->overwritten < c->written) {
+		uint64_t i = c->read + c->overwritten;	/* in the stream */
+
 		rec[got++] = (struct ktrace_record){
-			.tsc = (c->read + c->lost_told) * (uint64_t)(1e9 / rate),
+			.tsc = (i + c->lost_told) * (uint64_t)(1e9 / rate),
 			.event = KTRACE_sched_switch, .tid = 100 + fake(fd),
-			.arg1 = (uint32_t)c->read, .arg2 = fake(fd) - 2 };
+			.arg1 = (uint32_t)i, .arg2 = fake(fd) - 2 };
 		c->read++;
 	}
 	if (got < max && c->marker) {
 		rec[got++] = (struct ktrace_record){ .event = KTRACE_META_LOST,
-			.tsc = (c->read + c->lost_told) * (uint64_t)(1e9 / rate),
+			.tsc = (c->read + c->overwritten + c->lost_told) * (uint64_t)(1e9 / rate),
 			.arg1 = (uint32_t)c->marker, .arg2 = c->marker >> 32 };
 		c->lost_told += c->marker;
 		c->marker = 0;
@@ -352,7 +383,7 @@ static bool records_wait(int fd)
 	struct fake_cpu *c = &cpus[fake(fd) - 2];
 
 	produce(c);
-	return c->read + c->wakeup <= c->written || c->marker;
+	return c->read + c->overwritten + c->wakeup <= c->written || c->marker;
 }
 
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,

@@ -51,8 +51,11 @@ static void test_bad_ioctls(int fd)
 
 	is_errno(kt_stats(fd, 100000, &st), EINVAL, "CPU_STATS of cpu 100000");
 	memset(&st, 0, sizeof(st));
-	st.reserved[1] = 5;
+	st.reserved = 5;
 	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS reserved != 0");
+	memset(&st, 0, sizeof(st));
+	st.overwritten = 5;
+	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS overwritten != 0 on input");
 	memset(&st, 0, sizeof(st));
 	st.pad = 1;
 	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS padding != 0");
@@ -63,9 +66,9 @@ static void test_bad_ioctls(int fd)
 	st.cpu = 0;
 	st.flags = 0;
 	st.pad = 0;
-	st.reserved[0] = st.reserved[1] = 0;
+	st.overwritten = st.reserved = 0;
 	ok(ioctl(fd, KTRACE_IOC_CPU_STATS, &st) == 0 && (st.flags & KTRACE_CPU_ONLINE) &&
-	   st.buf_records >= KTRACE_BUF_MIN && !st.pad && !st.reserved[0] && !st.reserved[1],
+	   st.buf_records >= KTRACE_BUF_MIN && !st.pad && !st.overwritten && !st.reserved,
 	   "CPU_STATS of cpu 0: online, %u records, padding zeroed, only the written fields kept", st.buf_records);
 
 	is_errno(ioctl(fd, KTRACE_IOC_SET_BUF_SIZE, &bs), EINVAL, "SET_BUF_SIZE reserved != 0");

@@ -168,6 +168,7 @@ struct ktrace_info {
 
 #define KTRACE_ABI_VERSION		1
 #define KTRACE_INFO_TSC_INVARIANT	(1U << 0)
+#define KTRACE_INFO_OVERWRITE		(1U << 1)	/* KTRACE_MODE_OVERWRITE is set */
 
 /**
  * struct ktrace_mask - KTRACE_IOC_SET_MASK
@@ -191,6 +192,10 @@ struct ktrace_mask {
  *               counted), so @read <= @written
  * @buf_records: size of this CPU's buffer in records, 0 if it has none
  * @pad:         in: must be zero; out: zero
+ * @overwritten: in: must be zero; out: records of events that overwrite
+ *               mode (KTRACE_IOC_SET_MODE) freed to make room for newer
+ *               ones, so @written = @read + @overwritten + the records of
+ *               events in the buffer
  * @reserved:    in: must be zero; out: zero
  */
 struct ktrace_cpu_stats {
@@ -201,7 +206,8 @@ struct ktrace_cpu_stats {
 	__u64 read;
 	__u32 buf_records;
 	__u32 pad;
-	__u64 reserved[2];
+	__u64 overwritten;
+	__u64 reserved;
 };
 
 #define KTRACE_CPU_ONLINE	(1U << 0)
@@ -262,6 +268,30 @@ struct ktrace_name_tasks {
 	__u32 reserved;
 };
 
+/**
+ * struct ktrace_mode - KTRACE_IOC_SET_MODE
+ * @flags:    KTRACE_MODE_*; 0 is the normal mode
+ * @reserved: must be zero
+ *
+ * KTRACE_MODE_OVERWRITE makes every CPU's buffer a flight recorder: a
+ * writer that finds its buffer full frees the oldest whole events to make
+ * room, counting their records in ktrace_cpu_stats.overwritten, so the
+ * buffer always holds the newest events.  It drops its own event (counted
+ * as lost) only when the oldest record belongs to a writer it interrupted
+ * that has not finished writing, or a writer it interrupted is freeing.
+ * In this mode a reader may attach only while tracing is off, and tracing
+ * cannot be turned on while one is attached (-EBUSY): a snapshot turns
+ * tracing off, reads each CPU's buffer, detaches and turns tracing on.
+ * The mode changes only while tracing is off and no reader is attached
+ * (-EBUSY); the buffers keep their records.
+ */
+struct ktrace_mode {
+	__u32 flags;
+	__u32 reserved;
+};
+
+#define KTRACE_MODE_OVERWRITE	(1U << 0)
+
 #define KTRACE_IOC_MAGIC	0xbb	/* Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define KTRACE_IOC_INFO		_IOR(KTRACE_IOC_MAGIC, 0, struct ktrace_info)
 #define KTRACE_IOC_SET_MASK	_IOW(KTRACE_IOC_MAGIC, 1, struct ktrace_mask)
@@ -270,5 +300,6 @@ struct ktrace_name_tasks {
 #define KTRACE_IOC_ATTACH_CPU	_IOW(KTRACE_IOC_MAGIC, 4, struct ktrace_attach)
 #define KTRACE_IOC_SET_WAKEUP	_IOW(KTRACE_IOC_MAGIC, 5, struct ktrace_wakeup)
 #define KTRACE_IOC_NAME_TASKS	_IOW(KTRACE_IOC_MAGIC, 6, struct ktrace_name_tasks)
+#define KTRACE_IOC_SET_MODE	_IOW(KTRACE_IOC_MAGIC, 7, struct ktrace_mode)
 
 #endif /* _UAPI_LINUX_KTRACE_H */

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# ktrace --flight (issue 12) on the fake device (ktrace-cli-fakedev.c):
+# each fake CPU writes records numbered 0, 1, 2, ... (arg1) at 1000 a
+# second into 64-record buffers in overwrite mode.  Ground truth: that
+# numbering and the fake kernel's counts.  A snapshot must be, per CPU, a
+# lost marker of exactly the records overwritten, then the newest records
+# without a gap; the next snapshot must go on where the last one ended
+# (tracing went on); the normal mode and the mask must be back at the end.
+. "$(dirname "$0")/fakedev-common.sh"
+
+# snap FILE: "MARKER FIRST LAST COUNT" of one snapshot file: the lost
+# marker's count, the first and last record numbers, how many; "bad WHY"
+# if the records are not a marker and then numbers without a gap
+snap() {
+	python3 - "$1" <<'PY'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()[512:]
+recs = [struct.unpack_from('<QIIII', data, i) for i in range(0, len(data), 24)]
+META_LOST = 1 << 24
+if not recs or recs[0][1] != META_LOST:
+    print('bad no lost marker first'); sys.exit()
+marker = recs[0][3] | recs[0][4] << 32
+nums = [r[3] for r in recs[1:]]
+if any(r[1] == META_LOST for r in recs[1:]) or nums != list(range(nums[0], nums[0] + len(nums))):
+    print('bad numbers with a gap'); sys.exit()
+print(marker, nums[0], nums[-1], len(nums))
+PY
+}
+
+fails() {
+	local want=$1 what=$2
+	shift 2
+	fk "$@"
+	check "$what: exit 1, says so" '[ $rc -eq 1 ] && has_err "$want"'
+}
+
+fails "ktrace: --flight: tracing is off: give -e" "--flight with tracing off and no -e" \
+	--flight -d 0.1
+
+# ktrace says its pid ($! is the subshell running fk_env)
+fk_env "$KTRACE" --flight -b 64 -e sched -c 0,1 -o f >"$T/out" 2>"$T/err" &
+job=$!
+for i in $(seq 50); do
+	kt=$(sed -n 's/.*kill -USR1 \([0-9]*\) .*/\1/p' "$T/err")
+	[ -n "$kt" ] && break
+	sleep 0.1
+done
+sleep 0.5
+kill -USR1 "$kt"
+for i in $(seq 50); do
+	has_err "snapshot 1: " && break
+	sleep 0.1
+done
+sleep 0.3
+kill -INT "$kt"
+wait $job
+rc=$?
+check "ktrace --flight, SIGUSR1, SIGINT: exit 0, two snapshots" \
+	'[ $rc -eq 0 ] && has_err "snapshot 1: " && has_err "snapshot 2: "'
+for cpu in 0 1; do
+	read -r m1 first1 last1 count1 < <(snap "f.1.cpu$cpu")
+	read -r m2 first2 last2 count2 < <(snap "f.2.cpu$cpu")
+	check "cpu $cpu snapshot 1: $count1 newest records $first1..$last1 after a marker of $m1" \
+		'[ "$m1" != bad ] && [ "$count1" = 64 ] && [ "$first1" = "$m1" ] && [ "$m1" -gt 100 ]'
+	check "cpu $cpu snapshot 2 goes on: marker $m2 of exactly the records after $last1 and before $first2" \
+		'[ "$m2" != bad ] && [ "$count2" = 64 ] && [ $((last1 + 1 + m2)) = "$first2" ]'
+done
+check "no files for a CPU not recorded" '[ ! -e f.1.cpu2 ] && [ ! -e f.2.cpu3 ]'
+fk -s
+check "the normal mode and the mask are back" \
+	'[ $rc -eq 0 ] && ! has_out "mode" && has_out "(tracing off)"'
+
+echo "1..$n"
