@@ -5,7 +5,8 @@
 # vm kernel (bench/vm/kernel.sh inside the VM):
 #   - ns per TRACE() with tracing off (static-key NOP), with its group
 #     filtered out, and recording, as the kernel's own TSC loop reports it
-#     (CONFIG_KTRACE_BENCHMARK, /sys/kernel/debug/ktrace/benchmark);
+#     (CONFIG_KTRACE_BENCHMARK, /sys/kernel/debug/ktrace/benchmark), and
+#     recording in overwrite mode (ktrace --flight: the ring wraps);
 #   - ftrace's tracepoint benchmark (CONFIG_TRACEPOINT_BENCHMARK) as the peer;
 #   - ns per getppid() with ktrace built in and off, and on, against a kernel
 #     built without CONFIG_KTRACE (KCONFIG=noktrace, booted the same way).
@@ -51,6 +52,9 @@ awk '{ b[$2] = $3 }
 	printf "ratio: TRACE() recording / ftrace tracepoint = %.3f (target <= 0.333)\n",
 		b["kernel_trace_on"] / b["ftrace_tracepoint_benchmark"]
 	printf "ratio: TRACE() off / recording = %.3f\n", b["kernel_trace_off"] / b["kernel_trace_on"]
+	if (b["kernel_trace_overwrite"])
+		printf "ratio: TRACE() recording in overwrite mode / normal mode = %.3f\n",
+			b["kernel_trace_overwrite"] / b["kernel_trace_on"]
 	printf "ratio: getppid() ktrace built in, off / no ktrace = %.3f (target: within noise of 1)\n",
 		b["syscall_ktrace_off"] / b["syscall_no_ktrace"]
 	printf "ratio: getppid() ktrace tracing syscalls / no ktrace = %.3f\n",

@@ -2,8 +2,8 @@
 # In the VM (bench/kernel.sh boots it): the cost of one TRACE() as the
 # kernel measures it (/sys/kernel/debug/ktrace/benchmark) with tracing off,
 # with the group filtered out and recording; ftrace's tracepoint benchmark
-# (CONFIG_TRACEPOINT_BENCHMARK) as the peer; and a getppid() loop with
-# tracing off and on.  Medians of RUNS runs.  Prints BENCH lines.
+# (CONFIG_TRACEPOINT_BENCHMARK) as the peer; recording in overwrite mode
+# (the flight recorder); and a getppid() loop with tracing off and on.  Medians of RUNS runs.  Prints BENCH lines.
 RUNS=5
 LOOPS=200000
 B=/sys/kernel/debug/ktrace/benchmark
@@ -30,7 +30,15 @@ if [ -w $B ]; then
 	ktrace -q -e user
 	echo "BENCH kernel_trace_on $(trace_ns) ns"
 	ktrace -q -e 0
+	# overwrite mode (ktrace --flight), a ring that wraps three times a
+	# run: each TRACE() also frees the oldest event's room
 	ktrace -q -b 65536
+	ktrace -q --flight -e user -o /tmp/flight &
+	sleep 1
+	echo "BENCH kernel_trace_overwrite $(trace_ns) ns"
+	kill -INT $!
+	wait
+	ktrace -q -e 0
 fi
 
 if [ -d $T/events/benchmark ]; then
