@@ -137,6 +137,8 @@ static void notrace ktrace_probe_exec(void *data, struct task_struct *p,
 static void notrace ktrace_probe_exit(void *data, struct task_struct *p)
 {
 	TRACE(KTRACE_thread_exit, p->pid, p->exit_code);
+	if (ktrace_on(KTRACE_thread_name))	/* as do_exit() in the patch */
+		__ktrace_task_name(p, p->comm);
 }
 
 /* handle_mm_fault(): TRACE64(fault_page, pid, flags, address); see above. */

@@ -6,7 +6,8 @@
  * continuation records complete and right after their event, time stamps
  * never backwards on a CPU, the producers' numbered events untorn and
  * never duplicated, and the records read plus those the lost markers count
- * equal to what the kernel says was written and lost.
+ * equal to what the kernel says was written and lost.  Then the same flood
+ * in overwrite mode: what stays in the buffers is just as well formed.
  */
 #include "ktest.h"
 
@@ -138,6 +139,73 @@ static int check_stream(const struct stream *s, int cpu, uint64_t *lost, uint64_
 	return bad;
 }
 
+/*
+ * The same flood in overwrite mode (the flight recorder), no reader while
+ * it runs: then each CPU's buffer, read whole, holds well-formed records
+ * in order, untorn, and what was read plus what was overwritten is what
+ * was written.
+ */
+static void flood_overwrite(int fd, uint32_t mask, int nr_cpus)
+{
+	struct ktrace_mode overwrite = { .flags = KTRACE_MODE_OVERWRITE }, normal = { 0 };
+	uint64_t nmis = 0, lost = 0, kernel_events = 0, overwritten = 0;
+	struct ktrace_cpu_stats before[MAX_CPUS];
+	struct stream s = { 0 };
+	pid_t pids[MAX_CPUS], nmi_pid;
+	int cpu, status, bad = 0, counted = 1;
+
+	/* the counters run on from the first flood: this one is the difference */
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		kt_stats(fd, cpu, &before[cpu]);
+	ok(ioctl(fd, KTRACE_IOC_SET_MODE, &overwrite) == 0, "overwrite mode");
+	ok(kt_set_mask(fd, mask) == 0, "the flood again, in overwrite mode, no reader");
+	nmi_pid = fork();
+	if (nmi_pid == 0)
+		send_nmis();
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		pids[cpu] = fork();
+		if (pids[cpu] == 0)
+			produce(fd, cpu);
+	}
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		waitpid(pids[cpu], &status, 0);
+	waitpid(nmi_pid, &status, 0);
+	kt_set_mask(fd, 0);	/* waits for the writers: the buffers are still */
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		struct ktrace_cpu_stats st;
+		uint64_t markers = 0;
+		int rfd = kt_open(O_RDWR | O_NONBLOCK);
+
+		if (kt_attach(rfd, cpu))
+			bail("attach");
+		s.nr = kt_drain(rfd, &s.recs, &s.cap, 0);
+		close(rfd);
+		bad += check_stream(&s, cpu, &lost, &nmis, &kernel_events);
+		for (size_t i = 0; i < s.nr; i++)
+			markers += s.recs[i].event == KTRACE_META_LOST;
+		kt_stats(fd, cpu, &st);
+		st.written -= before[cpu].written;
+		st.read -= before[cpu].read;
+		st.overwritten -= before[cpu].overwritten;
+		overwritten += st.overwritten;
+		if (st.read != s.nr - markers || st.written != st.read + st.overwritten) {
+			diag("cpu %d: read %llu of %zu records, written %llu, overwritten %llu", cpu,
+			     (unsigned long long)st.read, s.nr - (size_t)markers,
+			     (unsigned long long)st.written, (unsigned long long)st.overwritten);
+			counted = 0;
+		}
+	}
+	ok(bad == 0, "overwrite mode under the flood and NMIs: every record well formed, "
+	   "continuations in place, time stamps in order, nothing torn or duplicated");
+	ok(counted, "every CPU: written = read + overwritten");
+	ok(overwritten > 0 && kernel_events > 0,
+	   "the rings wrapped (%llu records overwritten), kernel events among the newest",
+	   (unsigned long long)overwritten);
+	ok(ioctl(fd, KTRACE_IOC_SET_MODE, &normal) == 0, "normal mode again");
+	free(s.recs);
+}
+
 int main(void)
 {
 	const uint32_t mask = KTRACE_GRP_sched | KTRACE_GRP_thread | KTRACE_GRP_fault |
@@ -216,6 +284,7 @@ int main(void)
 	ok(nmis > 0, "NMIs traced during the flood (%llu)", (unsigned long long)nmis);
 	ok(kernel_events > 0, "kernel events traced during the flood (%llu)",
 	   (unsigned long long)kernel_events);
+	flood_overwrite(fd, mask, nr_cpus);
 	kt_resize(fd, 65536);
 	close(fd);
 	if (printk_fd >= 0) {

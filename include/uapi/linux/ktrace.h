@@ -121,8 +121,10 @@ struct ktrace_record {
  * KTRACE_thread_name names a task: arg1 its thread id, arg2 its process id
  * (tgid), then its name (comm), KTRACE_COMM_LEN bytes padded with NULs, in
  * two CONT records: at fork (the child's name), at every change of a name
- * (exec, prctl(PR_SET_NAME), /proc/PID/comm), and for every task when
- * asked by KTRACE_IOC_NAME_TASKS (then whatever the mask).
+ * (exec, prctl(PR_SET_NAME), /proc/PID/comm), at exit (a flight snapshot
+ * that kept a task's last events but not its fork still names it), and
+ * for every task when asked by KTRACE_IOC_NAME_TASKS (then whatever the
+ * mask).
  */
 #define KTRACE_COMM_LEN		16
 

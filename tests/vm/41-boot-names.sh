@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# vm-append: ktrace.mask=0x1
+#
+# Boot-time tracing with names (TAP): the kernel traces sched from boot
+# (ktrace.mask=0x1: no thread group, so no thread:name at fork or exec);
+# ktrace attaches without -e, and the state dump it asks for still names
+# every task, so dtrace names the tasks of the boot-time trace.
+
+KTRACE=${KTRACE:-ktrace}
+DTRACE=${DTRACE:-dtrace}
+T=${TMPDIR:-/tmp}/ktrace-bootnames.$$
+mkdir -p "$T" || exit 1
+trap 'rm -rf "$T"' EXIT
+
+n=0
+ok()  { n=$((n + 1)); echo "ok $n - $1"; }
+nok() {
+	n=$((n + 1)); echo "not ok $n - $1"
+	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err" | head -20
+}
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+
+if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
+	echo "1..0 # SKIP no /dev/ktrace"
+	exit 0
+fi
+
+"$KTRACE" -s >"$T/out" 2>"$T/err"
+check "tracing since boot with the mask of ktrace.mask=0x1 (sched)" \
+	'grep -Eq "0x00000001 +sched\$" "$T/out"'
+"$KTRACE" -c all -d 0.5 -o "$T/b" >/dev/null 2>"$T/err"
+rc=$?
+check "ktrace attaches to it without -e" '[ $rc -eq 0 ]'
+"$DTRACE" "$T"/b.cpu* >"$T/out" 2>"$T/err"
+rc=$?
+comm=$(cat /proc/1/comm)
+check "the state dump names every task all the same (pid 1 is $comm)" \
+	'[ $rc -eq 0 ] && grep -q "thread:name .*task 1 of process 1 is named $comm\$" "$T/out"'
+check "no other thread event: the mask is the boot one" \
+	'! grep -Eq "thread:(fork|exec|exit)" "$T/out"'
+check "context switches name their tasks" \
+	'grep -Eq "sched:switch +context switch from task [^ ]+-[0-9]+ to task [^ <]+-[0-9]+\$" "$T/out"'
+echo "1..$n"
