@@ -384,6 +384,9 @@ int main(int argc, char **argv)
 				 record(&o, ctl, &info, o.events != NULL, mask);
 	} else if (o.events && !o.buf_records) {
 		dev_set_mask(ctl, o.dev, mask);
+		/* off, and no flight recorder reading: the normal mode again */
+		if (!mask && (info.flags & KTRACE_INFO_OVERWRITE))
+			dev_set_mode(ctl, o.dev, 0);
 	}
 	if (o.status) {
 		dev_info(ctl, o.dev, &info);

@@ -459,6 +459,10 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	struct recorder r = { .o = o, .ctl = ctl };
 	uint32_t recorded_mask;
 
+	if (info->flags & KTRACE_INFO_OVERWRITE)
+		die("%s: the kernel is in overwrite mode: a ktrace --flight is running, or one "
+		    "ended without putting it back (then ktrace -e 0 does)", o->dev);
+
 	/* thread events name the tasks, as perf always records comm and fork */
 	if (set_mask && mask)
 		mask |= KTRACE_GRP_thread;
@@ -578,7 +582,7 @@ struct flight {
 	bool failed;
 };
 
-static void dev_set_mode(int ctl, const char *dev, uint32_t flags)
+void dev_set_mode(int ctl, const char *dev, uint32_t flags)
 {
 	struct ktrace_mode m = { .flags = flags };
 

@@ -71,4 +71,24 @@ fk -s
 check "the normal mode and the mask are back" \
 	'[ $rc -eq 0 ] && ! has_out "mode" && has_out "(tracing off)"'
 
+# a flight recorder killed outright leaves the kernel in overwrite mode
+fk_env "$KTRACE" --flight -b 64 -e sched -c 0 -o k >/dev/null 2>"$T/err" &
+job=$!
+for i in $(seq 50); do
+	kt=$(sed -n 's/.*kill -USR1 \([0-9]*\) .*/\1/p' "$T/err")
+	[ -n "$kt" ] && break
+	sleep 0.1
+done
+kill -KILL "$kt"
+wait $job
+fk -s
+check "--flight killed: the overwrite mode stays" '[ $rc -eq 0 ] && has_out "mode"'
+fails "the kernel is in overwrite mode" "... a normal recording then says why" -c 0 -d 0.1 -o n
+fk -e 0
+check "... ktrace -e 0 puts the normal mode back" '[ $rc -eq 0 ]'
+fk -s
+check "... ktrace -s shows no mode" '[ $rc -eq 0 ] && ! has_out "mode"'
+fk -e sched -c 0 -d 0.1 -o n2
+check "... and a recording works again" '[ $rc -eq 0 ] && [ -s n2.cpu0 ]'
+
 echo "1..$n"
