@@ -143,22 +143,32 @@ static __always_inline bool ktrace_free_room(struct ktrace_buf *buf,
 					     unsigned long head,
 					     unsigned long need)
 {
-	unsigned long mask = buf->size - 1, end = tail, freed = 0, i;
+	unsigned long mask = buf->size - 1, end = tail, freed = 0, i, now;
 	u32 event;
 
-	/* A claim in progress is that of a writer we interrupted. */
-	if (local_read(&buf->freeing) != tail)
+	/*
+	 * Writers that interrupted us since we loaded @tail have finished:
+	 * if one freed, @freeing and @tail moved on together, and we look
+	 * again.  @freeing ahead of @tail is a claim in progress, that of a
+	 * writer we interrupted.
+	 */
+	now = smp_load_acquire(&buf->tail);
+	if (local_read(&buf->freeing) != now)
 		return false;
+	if (now != tail)
+		return true;
 	while (head - end + need > buf->size) {
 		/*
 		 * An event, then its continuation records up to the next
 		 * event.  A record still zero may be a continuation record
-		 * its writer has yet to publish: we cannot tell, so we drop.
+		 * a writer we interrupted has yet to publish: we cannot tell,
+		 * so we drop; or a nested writer freed it meanwhile (@tail
+		 * moved): then we look again.
 		 */
 		event = READ_ONCE(recs[end & mask].event);
 		do {
 			if (!event)
-				return false;
+				return smp_load_acquire(&buf->tail) != tail;
 			if (event != KTRACE_META_LOST)
 				freed++;
 			end++;
@@ -166,7 +176,7 @@ static __always_inline bool ktrace_free_room(struct ktrace_buf *buf,
 				break;
 			event = READ_ONCE(recs[end & mask].event);
 			if (!event)
-				return false;
+				return smp_load_acquire(&buf->tail) != tail;
 		} while (event & KTRACE_EVT_CONT);
 	}
 	/*
