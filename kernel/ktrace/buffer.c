@@ -163,12 +163,13 @@ static __always_inline bool ktrace_free_room(struct ktrace_buf *buf,
 		 * event.  A record still zero may be a continuation record
 		 * a writer we interrupted has yet to publish: we cannot tell,
 		 * so we drop; or a nested writer freed it meanwhile (@tail
-		 * moved): then we look again.
+		 * moved; it ran on this CPU and is done, so a plain load
+		 * sees it): then we look again.
 		 */
 		event = READ_ONCE(recs[end & mask].event);
 		do {
 			if (!event)
-				return smp_load_acquire(&buf->tail) != tail;
+				return READ_ONCE(buf->tail) != tail;
 			if (event != KTRACE_META_LOST)
 				freed++;
 			end++;
@@ -176,7 +177,7 @@ static __always_inline bool ktrace_free_room(struct ktrace_buf *buf,
 				break;
 			event = READ_ONCE(recs[end & mask].event);
 			if (!event)
-				return smp_load_acquire(&buf->tail) != tail;
+				return READ_ONCE(buf->tail) != tail;
 		} while (event & KTRACE_EVT_CONT);
 	}
 	/*
