@@ -30,6 +30,13 @@ struct naming {
 struct tasks {
 	struct naming *v;
 	size_t nr, cap;
+	/*
+	 * Flight snapshots: the latest start of a CPU's records that begin
+	 * with records overwritten (a lost marker).  Before it, renames may
+	 * be lost on one CPU and kept on another: a naming older than it is
+	 * trusted only where no later one says otherwise.  0: none.
+	 */
+	uint64_t complete_from;
 	struct amap by_tid;	/* tid -> its struct run */
 	struct run {
 		size_t first, nr;	/* its namings: v[first ... first + nr - 1] */
@@ -86,8 +93,11 @@ static void load_file(struct tasks *t, const char *path)
 	r = ktfile_open(path, KTFILE_QUIET);
 	if (!r)
 		return;
-	while (ktfile_next(r) > 0) {
+	for (bool first = true; ktfile_next(r) > 0; first = false) {
 		const struct ktfile_event *ev = &r->ev;
+
+		if (first && ev->code == KTRACE_META_LOST && ev->tsc > t->complete_from)
+			t->complete_from = ev->tsc;
 
 		if (ev->code == KTRACE_thread_name && ev->nr_args >= 2 + KTRACE_COMM_LEN / 4) {
 			tasks_event_comm(ev, comm);
@@ -159,6 +169,7 @@ static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t t
 
 	if (c->t == t && c->tid == tid && tsc >= c->from && tsc < c->to)
 		return c->n;
+	c->t = NULL;
 	run = t ? amap_get(&t->by_tid, tid) : NULL;
 	if (!run)
 		return NULL;
@@ -172,6 +183,15 @@ static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t t
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	if (lo && v[lo - 1].tsc < t->complete_from) {
+		/* from before the snapshot was complete: a later naming wins */
+		size_t k = lo;
+
+		while (k < run->nr && v[k].tsc < t->complete_from)
+			k++;
+		if (k < run->nr)
+			return &v[k];
 	}
 	*c = (struct cached){
 		.t = t, .tid = tid, .n = &v[lo ? lo - 1 : 0],

@@ -59,6 +59,15 @@ check "perfetto: threads and processes named by thread:name, the process of a th
 check "perfetto: a CPU slice is named as its task was then" \
 	'grep -q "\"ph\":\"B\",\"name\":\"worker-101\",\"pid\":4194304," k.json &&
 	 grep -q "\"ph\":\"B\",\"name\":\"other-200\",\"pid\":4194304," k.json'
+# a flight snapshot: cpu0 kept only its newest records (it starts with a
+# lost marker at 5000); cpu1 kept an old naming (the fork's "sh") of a task
+# whose rename on cpu0 was overwritten; the state dump at 8000 names it
+$MKTRACE s.cpu0 --cpu 0 5000:$LOST:900:0:0 6000:$SWITCH:300:0:300 \
+	$(name 8000 300 300 work)
+$MKTRACE s.cpu1 --cpu 1 $(name 1000 300 300 sh) 1500:$SWITCH:300:0:300
+dt s.cpu0 s.cpu1
+check "a snapshot: a naming from before every CPU's records begin yields to a later one" \
+	'[ $rc -eq 0 ] && grep -q " work-300 .*context switch from task work-300 to task <idle>-0" out'
 dt --raw k.cpu0
 check "--raw: thread ids" \
 	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101$"'
