@@ -12,20 +12,9 @@
 # hold the events written after it (tracing went on); the markers plus the
 # records of both snapshots must be exactly what the CPU wrote.
 
-KTRACE=${KTRACE:-ktrace}
-DTRACE=${DTRACE:-dtrace}
+NAME=flight
 EVENTS=${EVENTS:-/tests/user-events}
-T=${TMPDIR:-/tmp}/ktrace-flight.$$
-mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() {
-	n=$((n + 1)); echo "not ok $n - $1"
-	echo "#   stderr:"; sed 's/^/#     /' "$T/err" | head -20
-}
-check() { if eval "$2"; then ok "$1"; else nok "$1"; return 1; fi; }
+. "$(dirname "$0")/tap-common.sh"
 # wait_for FILE ERE: up to 20 s for a line of FILE to match
 wait_for() {
 	i=0
@@ -39,10 +28,6 @@ marks() { sed -n 's/.*user mark \([0-9][0-9]*\) .*/\1/p' "$1"; }
 # records FILE: records in a trace file (512-byte header)
 records() { echo $(( ($(stat -c %s "$1") - 512) / 24 )); }
 
-if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
-	echo "1..0 # SKIP no /dev/ktrace"
-	exit 0
-fi
 cpu=$(($(grep -c ^processor /proc/cpuinfo) - 1))
 
 "$KTRACE" --flight -e user -b 1024 -o "$T/f" 2>"$T/err" &

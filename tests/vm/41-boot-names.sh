@@ -7,24 +7,8 @@
 # ktrace attaches without -e, and the state dump it asks for still names
 # every task, so dtrace names the tasks of the boot-time trace.
 
-KTRACE=${KTRACE:-ktrace}
-DTRACE=${DTRACE:-dtrace}
-T=${TMPDIR:-/tmp}/ktrace-bootnames.$$
-mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() {
-	n=$((n + 1)); echo "not ok $n - $1"
-	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err" | head -20
-}
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
-
-if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
-	echo "1..0 # SKIP no /dev/ktrace"
-	exit 0
-fi
+NAME=bootnames
+. "$(dirname "$0")/tap-common.sh"
 
 "$KTRACE" -s >"$T/out" 2>"$T/err"
 check "tracing since boot with the mask of ktrace.mask=0x1 (sched)" \

@@ -8,29 +8,13 @@
 # names whatever -e says (here only sched).  Ground truth: the pids the tasks
 # print and the names /tests/name-task gives itself.
 
-KTRACE=${KTRACE:-ktrace}
-DTRACE=${DTRACE:-dtrace}
+NAME=names
 NAMER=${NAMER:-/tests/name-task}
-T=${TMPDIR:-/tmp}/ktrace-names.$$
-mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() {
-	n=$((n + 1)); echo "not ok $n - $1"
-	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err" | head -20
-}
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+. "$(dirname "$0")/tap-common.sh"
 has_outE() { grep -qE -- "$1" "$T/out"; }
 # first_line / last_line ERE: line number in the output, 0 if none
 first_line() { grep -nE -- "$1" "$T/out" | head -n 1 | cut -d: -f1 | grep . || echo 0; }
 last_line() { grep -nE -- "$1" "$T/out" | tail -n 1 | cut -d: -f1 | grep . || echo 0; }
-
-if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
-	echo "1..0 # SKIP no /dev/ktrace"
-	exit 0
-fi
 
 "$NAMER" spin 4 &
 pre=$!

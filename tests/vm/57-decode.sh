@@ -7,25 +7,9 @@
 # symbol /proc/kallsyms has at that address, and the files ktrace saves for
 # that (BASE.kallsyms, BASE.irqs) private to their owner.
 
-KTRACE=${KTRACE:-ktrace}
-DTRACE=${DTRACE:-dtrace}
-T=${TMPDIR:-/tmp}/ktrace-decode.$$
-mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() {
-	n=$((n + 1)); echo "not ok $n - $1"
-	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err" | head -20
-}
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+NAME=decode
+. "$(dirname "$0")/tap-common.sh"
 has_outE() { grep -qE -- "$1" "$T/out"; }
-
-if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
-	echo "1..0 # SKIP no /dev/ktrace"
-	exit 0
-fi
 
 "$KTRACE" -e syscall,timer -c all -o "$T/d" -- /bin/sh -c \
 	'echo $$ >'"$T/pid"'; /bin/cat /nonexistent-ktrace-file 2>/dev/null; sleep 0.3' \
