@@ -13,6 +13,7 @@
 
 #include "amap.h"
 #include "escape.h"
+#include "ktevents.h"
 #include "ktfile.h"
 #include "tasks.h"
 #include "util.h"
@@ -73,8 +74,9 @@ static int cmp(const void *a, const void *b)
 
 void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
 {
-	for (unsigned int i = 0; i < KTRACE_COMM_LEN; i++)
-		comm[i] = ev->args[2 + i / 4] >> (8 * (i % 4));
+	memset(comm, 0, KTRACE_COMM_LEN);
+	if (ev->nr_args > 2)
+		ktev_unpack_bytes(comm, KTRACE_COMM_LEN, ev->args + 2, ev->nr_args - 2);
 }
 
 /*

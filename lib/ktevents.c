@@ -511,14 +511,21 @@ static char *put_fault(char *p, uint32_t v)
  * little-endian order (as an x86 kernel copies a char array into them),
  * up to the first NUL; escaped, it comes from the traced machine.
  */
+size_t ktev_unpack_bytes(char *dst, size_t max, const uint32_t *args,
+			 unsigned int nr_args)
+{
+	size_t len = 0;
+
+	for (; len < max && len / 4 < nr_args; len++)
+		dst[len] = args[len / 4] >> (8 * (len % 4));
+	return len;
+}
+
 static char *put_string(char *p, const uint32_t *args, unsigned int nr_args)
 {
 	char s[4 * KTEV_STRING_ARGS];
-	size_t len = 0;
+	size_t len = ktev_unpack_bytes(s, sizeof(s), args, nr_args);
 
-	for (unsigned int i = 0; i < nr_args && len < sizeof(s); i++)
-		for (unsigned int b = 0; b < 4; b++)
-			s[len++] = args[i] >> (8 * b);
 	return kt_escape(p, KT_ESC_MAX(sizeof(s)), s, len, KT_ESC_TEXT);
 }
 

@@ -150,6 +150,13 @@ char *ktev_put_hex(char *p, uint64_t v);	/* "1f", no 0x */
 char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width);
 
 /*
+ * The bytes a string argument (%s: a comm) packs into @nr_args arguments,
+ * four each, low byte first, into @dst: at most @max; returns how many.
+ */
+size_t ktev_unpack_bytes(char *dst, size_t max, const uint32_t *args,
+			 unsigned int nr_args);
+
+/*
  * Parse a group mask: items separated by commas, each a group name, "all"
  * or a number (0x1f, 12).  An item with a leading '+' adds to the mask, '-'
  * removes from it; if the first item has neither, the mask starts at 0,
