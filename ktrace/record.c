@@ -10,7 +10,14 @@
  * Both keep ktrace from tracing itself: with sched or syscall tracing on,
  * its own wakeup and reads write records.  The watermark alone is not
  * enough: one drain of many CPUs writes more records than a quarter of a
- * small buffer.
+ * small buffer.  The pause shrinks, to 1 ms at the least, to the time the
+ * busiest CPU took to fill a quarter of its buffer at the last drain's
+ * rate (its buffer full if records were lost), and grows back to -w ms as
+ * the load falls: a flood fills 16384 records in a few ms.  It starts at
+ * 1 ms, so that a command that floods from its first instruction is
+ * followed from the start.  ktrace's own
+ * records, some 40 a drain, shrink it only with buffers of a few hundred
+ * records, and then to a thousand drains a second at the most.
  *
  * Before tracing starts, /proc/kallsyms and /proc/interrupts are saved
  * beside the files, for dtrace to name kernel addresses and irqs with.
@@ -50,6 +57,7 @@ struct cpu_rec {
 	struct ktfile_writer file;
 	uint64_t lost_start;		/* kernel's lost count when we began */
 	uint64_t lost;			/* ... and when we last looked */
+	uint32_t buf_records;		/* the size of its buffer */
 };
 
 struct recorder {
@@ -61,6 +69,8 @@ struct recorder {
 	struct ktrace_record *buf;
 	bool failed;			/* a read or write error: exit 1 */
 	bool lost_hint;			/* said how to lose fewer records */
+	double pause;			/* s before the next wait: see the top */
+	double last_drain;		/* when the last drain began */
 };
 
 static volatile sig_atomic_t stop_sig, child_changed, snapshot_asked;
@@ -156,6 +166,7 @@ static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 	if (dev_cpu_stats(r->ctl, c->cpu, &st) < 0)
 		die("cpu %u: KTRACE_IOC_CPU_STATS: %s", c->cpu, strerror(errno));
 	c->lost_start = c->lost = st.lost;
+	c->buf_records = st.buf_records;
 	wake.records = st.buf_records / 4;
 	if (ioctl(c->fd, KTRACE_IOC_SET_WAKEUP, &wake) < 0)
 		die("cpu %u: KTRACE_IOC_SET_WAKEUP %u: %s", c->cpu, wake.records,
@@ -306,10 +317,11 @@ static void give_up(struct recorder *r, struct cpu_rec *c)
 	r->failed = true;
 }
 
-/* Read until the CPU's buffer is empty (a short read says so). */
-static void drain_cpu(struct recorder *r, struct cpu_rec *c)
+/* Read until the CPU's buffer is empty (a short read says so): how many. */
+static uint64_t drain_cpu(struct recorder *r, struct cpu_rec *c)
 {
 	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
+	uint64_t total = 0;
 
 	while (c->fd >= 0) {
 		ssize_t n = read(c->fd, r->buf, chunk);
@@ -319,11 +331,11 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return;
+			return total;
 		if (n < 0) {
 			pr_err("cpu %u: reading %s: %s", c->cpu, r->o->dev, strerror(errno));
 			give_up(r, c);
-			return;
+			return total;
 		}
 		ret = ktfile_append(&c->file, r->buf, nr);
 		if (ret < 0) {
@@ -331,21 +343,28 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 			       c->path, strerror(-ret), (unsigned long long)c->file.records,
 			       (unsigned long long)ktfile_bytes(&c->file));
 			give_up(r, c);
-			return;
+			return total;
 		}
 		if (n % sizeof(struct ktrace_record)) {
 			pr_err("cpu %u: read %zd bytes, not whole records", c->cpu, n);
 			give_up(r, c);
-			return;
+			return total;
 		}
+		total += nr;
 		if ((size_t)n < chunk)
-			return;
+			return total;
 	}
+	return total;
 }
 
-/* Lost records are reported as they happen, with the kernel's exact count. */
-static void check_lost(struct recorder *r)
+/*
+ * Lost records are reported as they happen, with the kernel's exact count.
+ * Returns whether any were lost since the last look.
+ */
+static bool check_lost(struct recorder *r)
 {
+	bool lost = false;
+
 	for (unsigned int i = 0; i < r->nr; i++) {
 		struct cpu_rec *c = &r->cpus[i];
 		struct ktrace_cpu_stats st;
@@ -357,24 +376,40 @@ static void check_lost(struct recorder *r)
 			r->lost_hint ? "" : "; a larger -b or a shorter -w loses fewer");
 		r->lost_hint = true;
 		c->lost = st.lost;
+		lost = true;
 	}
+	return lost;
 }
 
 static void drain_all(struct recorder *r)
 {
-	for (unsigned int i = 0; i < r->nr; i++)
-		drain_cpu(r, &r->cpus[i]);
-	check_lost(r);
+	double start = now(), since = start - r->last_drain, fill = 0;
+
+	for (unsigned int i = 0; i < r->nr; i++) {
+		double f = (double)drain_cpu(r, &r->cpus[i]) / r->cpus[i].buf_records;
+
+		if (f > fill)
+			fill = f;
+	}
+	if (check_lost(r))
+		fill = 1;
+	/* the time to a quarter full at this rate, within 1 ms and -w ms */
+	r->pause = r->o->wait_ms / 1000.0;
+	if (r->last_drain && fill > 0 && since * 0.25 / fill < r->pause)
+		r->pause = since * 0.25 / fill;
+	if (r->pause < 0.001)
+		r->pause = 0.001;
+	r->last_drain = start;
 }
 
 /*
- * Pause -w ms, then sleep until a CPU's buffer is a quarter full, or for -w
- * ms more; a signal cuts it short.
+ * Pause (see the top), then sleep until a CPU's buffer is a quarter full,
+ * or as long again; a signal cuts it short.
  */
 static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
 			     double deadline)
 {
-	double pause = r->o->wait_ms / 1000.0;
+	double pause = r->pause;
 	struct timespec ts;
 
 	if (deadline && deadline - now() < pause)
@@ -481,6 +516,7 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		die("no online CPU to record");
 	r.pfds = xcalloc(r.nr, sizeof(*r.pfds));
 	r.buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
+	r.pause = 0.001;	/* the first drains learn the rate */
 
 	catch_signals(&orig);
 	for (unsigned int i = 0; i < r.nr; i++)

@@ -119,6 +119,25 @@ check "CPU out of range" '[ $rc -ne 0 ] && has_err "out of range"'
 kt -e nosuchgroup
 check "unknown group" '[ $rc -ne 0 ] && has_err "no group '"'nosuchgroup'"'"'
 
+# ---- the pause follows the load ------------------------------------------------
+# A flood of system calls on every CPU (dd of single bytes: four records a
+# byte) fills 16384 records in a few tens of ms here, against a default
+# pause of 100 ms: ktrace must shorten its pause and lose nothing (before
+# it did, it lost 41% of such a flood's records).
+kt -b 16384 -e 0
+cpus=$(grep -c '^processor' /proc/cpuinfo)
+kt -e syscall -c all -o "$T/f" -- /bin/sh -c '
+	i=0
+	while [ $i -lt '"$cpus"' ]; do
+		taskset -c $i dd if=/dev/zero of=/dev/null bs=1 count=100000 2>/dev/null &
+		i=$((i + 1))
+	done
+	wait'
+check "a flood on every CPU with the default pause: nothing lost" \
+	'[ $rc -eq 0 ] && grep -qE "CPUs?, [0-9.]+ s: [0-9]+ records, 0 lost," "$T/err"'
+grep -F "CPUs," "$T/err" | sed 's/^/# /'
+kt -b "$bufsize" -e 0
+
 # ---- small buffers lose records, and say so ---------------------------------
 kt -b 16 -s
 check "-b 16 sets the buffer size" '[ $rc -eq 0 ] && has_out "16 records per CPU"'
