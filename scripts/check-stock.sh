@@ -30,9 +30,10 @@ if ! kernels=${STOCK_KERNELS:-$(scripts/stock-kernel.sh names)}; then
 	exit 1
 fi
 
-rc=0
+# First every module (so each kernel can be shown its partner flavour's
+# module, built for another kernel, which it must refuse), then the boots.
+rc=0 built=()
 for krel in $kernels; do
-	kstart=$SECONDS
 	msg "stock: $krel: fetch"
 	if ! dir=$(scripts/stock-kernel.sh fetch "$krel"); then
 		record "not ok" "$krel: kernel and headers fetched (apt-get download)"
@@ -40,6 +41,7 @@ for krel in $kernels; do
 	fi
 	record ok "$krel: kernel and headers fetched"
 	msg "stock: $krel: make module"
+	rm -f "$dir/ktrace.ko"
 	if ! make --no-print-directory module KVER="$krel" KDIR="$dir/build" \
 		>"$dir/module-build.log" 2>&1; then
 		record "not ok" "$krel: make module against linux-headers-$krel (log: $dir/module-build.log)"
@@ -48,6 +50,23 @@ for krel in $kernels; do
 	fi
 	record ok "$krel: make module against linux-headers-$krel"
 	cp build/module/ktrace-*/ktrace.ko "$dir/ktrace.ko"
+	built+=("$krel")
+done
+
+for krel in "${built[@]}"; do
+	kstart=$SECONDS
+	dir=build/stock/$krel
+	# the other flavour of the same kernel: 6.1.0-57-amd64 <-> 6.1.0-57-rt-amd64
+	case $krel in
+	*-rt-amd64) partner=${krel%-rt-amd64}-amd64 ;;
+	*) partner=${krel%-amd64}-rt-amd64 ;;
+	esac
+	foreign=()
+	if [ -f "build/stock/$partner/ktrace.ko" ]; then
+		cp "build/stock/$partner/ktrace.ko" "$dir/ktrace-foreign.ko"
+		echo "$partner" >"$dir/ktrace-foreign.txt"
+		foreign=("$dir/ktrace-foreign.ko" "$dir/ktrace-foreign.txt")
+	fi
 	# the kernel's own configfs and null_blk modules: 20-kernel-counts
 	# reads /dev/nullb0 (built into the patched test kernel)
 	mods=()
@@ -61,7 +80,7 @@ for krel in $kernels; do
 		mods+=("$dir/${m##*/}.ko")
 	done
 	scripts/mkextra-initramfs.sh "$dir/initramfs.cpio" stock "$dir/ktrace.ko" \
-		"${mods[@]}" tests/stock/run.sh
+		"${foreign[@]}" "${mods[@]}" tests/stock/run.sh
 	# One TCG thread for the 4 vCPUs: under multi-threaded TCG the stock 6.12
 	# kernels oopsed in about 1 boot of 3 on an int3 that no text_poke
 	# claimed, while tracepoint and static keys were patched with the sites

@@ -12,6 +12,24 @@ nok() { n=$((n + 1)); echo "not ok $n - $1"; }
 echo "<6>ktrace-vm: test 00-module-load" >/dev/kmsg
 echo "@@TAP-BEGIN 00-module-load@@"
 echo "# kernel $(uname -r) $(uname -v)"
+# The module built for the other flavour of this kernel (check-stock.sh):
+# the kernel must refuse it and say why in its log, before ours loads.
+if [ -f /stock/ktrace-foreign.ko ]; then
+	other=$(cat /stock/ktrace-foreign.txt)
+	if insmod /stock/ktrace-foreign.ko 2>/tmp/insmod.err; then
+		nok "ktrace.ko built for $other is refused on $(uname -r)"
+		rmmod ktrace
+	else
+		ok "ktrace.ko built for $other is refused on $(uname -r)"
+	fi
+	why=$(dmesg | grep -E 'ktrace: (version magic|disagrees|module built for)' | tail -n 1)
+	if [ -n "$why" ]; then
+		ok "the kernel log says why: ${why#*] }"
+	else
+		nok "the kernel log says why it refused the foreign module"
+		dmesg | tail -n 5 | sed 's/^/# /'
+	fi
+fi
 if insmod /stock/ktrace.ko 2>/tmp/insmod.err; then
 	ok "insmod ktrace.ko on $(uname -r)"
 else
