@@ -34,7 +34,8 @@ static const struct kt_option options[] = {
 	  "record these CPUs into BASE.cpuN: N, ranges and\n"
 	  "lists (0-3,6) or all; repeatable" },
 	{ "wait",     required_argument, 'w', "MS",
-	  "pause MS ms between drains (default 100)" },
+	  "drain every MS ms (default 100), sooner when a\n"
+	  "buffer is a quarter full" },
 	{ "output",   required_argument, 'o', "BASE",
 	  "trace file base name (default trace)" },
 	{ "list",     no_argument,       'l', NULL,

@@ -3,21 +3,15 @@
  * record: copy the kernel's per-CPU buffers into trace files.
  *
  * Every recorded CPU has its own /dev/ktrace file, attached to that CPU, and
- * its own trace file.  ktrace pauses -w ms, then sleeps in ppoll() until
- * some CPU's buffer is a quarter full (the kernel's wakeup watermark,
- * KTRACE_IOC_SET_WAKEUP) or -w ms more have passed, then drains every CPU
- * with non-blocking reads of whole records, appending them to the files.
- * Both keep ktrace from tracing itself: with sched or syscall tracing on,
- * its own wakeup and reads write records.  The watermark alone is not
- * enough: one drain of many CPUs writes more records than a quarter of a
- * small buffer.  The pause shrinks, to 1 ms at the least, to the time the
- * busiest CPU took to fill a quarter of its buffer at the last drain's
- * rate (its buffer full if records were lost), and grows back to -w ms as
- * the load falls: a flood fills 16384 records in a few ms.  It starts at
- * 1 ms, so that a command that floods from its first instruction is
- * followed from the start.  ktrace's own
- * records, some 40 a drain, shrink it only with buffers of a few hundred
- * records, and then to a thousand drains a second at the most.
+ * its own trace file.  ktrace sleeps in ppoll() until some CPU's buffer is
+ * a quarter full (the kernel's wakeup watermark, KTRACE_IOC_SET_WAKEUP) or
+ * -w ms have passed, then drains every CPU with non-blocking reads of whole
+ * records, appending them to the files, and pauses 1 ms before it sleeps
+ * again.  A flood fills 16384 records in a few ms, so a fixed pause of -w
+ * ms lost most of it; the watermark alone is not enough either: with sched
+ * or syscall tracing on, ktrace's own wakeup and reads write records, and
+ * one drain of many CPUs writes more than a quarter of a small buffer.  The
+ * pause bounds that to a thousand drains a second.
  *
  * Before tracing starts, /proc/kallsyms and /proc/interrupts are saved
  * beside the files, for dtrace to name kernel addresses and irqs with.
@@ -57,7 +51,6 @@ struct cpu_rec {
 	struct ktfile_writer file;
 	uint64_t lost_start;		/* kernel's lost count when we began */
 	uint64_t lost;			/* ... and when we last looked */
-	uint32_t buf_records;		/* the size of its buffer */
 };
 
 struct recorder {
@@ -69,8 +62,6 @@ struct recorder {
 	struct ktrace_record *buf;
 	bool failed;			/* a read or write error: exit 1 */
 	bool lost_hint;			/* said how to lose fewer records */
-	double pause;			/* s before the next wait: see the top */
-	double last_drain;		/* when the last drain began */
 };
 
 static volatile sig_atomic_t stop_sig, child_changed, snapshot_asked;
@@ -166,7 +157,6 @@ static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 	if (dev_cpu_stats(r->ctl, c->cpu, &st) < 0)
 		die("cpu %u: KTRACE_IOC_CPU_STATS: %s", c->cpu, strerror(errno));
 	c->lost_start = c->lost = st.lost;
-	c->buf_records = st.buf_records;
 	wake.records = st.buf_records / 4;
 	if (ioctl(c->fd, KTRACE_IOC_SET_WAKEUP, &wake) < 0)
 		die("cpu %u: KTRACE_IOC_SET_WAKEUP %u: %s", c->cpu, wake.records,
@@ -317,11 +307,10 @@ static void give_up(struct recorder *r, struct cpu_rec *c)
 	r->failed = true;
 }
 
-/* Read until the CPU's buffer is empty (a short read says so): how many. */
-static uint64_t drain_cpu(struct recorder *r, struct cpu_rec *c)
+/* Read until the CPU's buffer is empty (a short read says so). */
+static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 {
 	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
-	uint64_t total = 0;
 
 	while (c->fd >= 0) {
 		ssize_t n = read(c->fd, r->buf, chunk);
@@ -331,11 +320,11 @@ static uint64_t drain_cpu(struct recorder *r, struct cpu_rec *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return total;
+			return;
 		if (n < 0) {
 			pr_err("cpu %u: reading %s: %s", c->cpu, r->o->dev, strerror(errno));
 			give_up(r, c);
-			return total;
+			return;
 		}
 		ret = ktfile_append(&c->file, r->buf, nr);
 		if (ret < 0) {
@@ -343,28 +332,21 @@ static uint64_t drain_cpu(struct recorder *r, struct cpu_rec *c)
 			       c->path, strerror(-ret), (unsigned long long)c->file.records,
 			       (unsigned long long)ktfile_bytes(&c->file));
 			give_up(r, c);
-			return total;
+			return;
 		}
 		if (n % sizeof(struct ktrace_record)) {
 			pr_err("cpu %u: read %zd bytes, not whole records", c->cpu, n);
 			give_up(r, c);
-			return total;
+			return;
 		}
-		total += nr;
 		if ((size_t)n < chunk)
-			return total;
+			return;
 	}
-	return total;
 }
 
-/*
- * Lost records are reported as they happen, with the kernel's exact count.
- * Returns whether any were lost since the last look.
- */
-static bool check_lost(struct recorder *r)
+/* Lost records are reported as they happen, with the kernel's exact count. */
+static void check_lost(struct recorder *r)
 {
-	bool lost = false;
-
 	for (unsigned int i = 0; i < r->nr; i++) {
 		struct cpu_rec *c = &r->cpus[i];
 		struct ktrace_cpu_stats st;
@@ -376,40 +358,24 @@ static bool check_lost(struct recorder *r)
 			r->lost_hint ? "" : "; a larger -b or a shorter -w loses fewer");
 		r->lost_hint = true;
 		c->lost = st.lost;
-		lost = true;
 	}
-	return lost;
 }
 
 static void drain_all(struct recorder *r)
 {
-	double start = now(), since = start - r->last_drain, fill = 0;
-
-	for (unsigned int i = 0; i < r->nr; i++) {
-		double f = (double)drain_cpu(r, &r->cpus[i]) / r->cpus[i].buf_records;
-
-		if (f > fill)
-			fill = f;
-	}
-	if (check_lost(r))
-		fill = 1;
-	/* the time to a quarter full at this rate, within 1 ms and -w ms */
-	r->pause = r->o->wait_ms / 1000.0;
-	if (r->last_drain && fill > 0 && since * 0.25 / fill < r->pause)
-		r->pause = since * 0.25 / fill;
-	if (r->pause < 0.001)
-		r->pause = 0.001;
-	r->last_drain = start;
+	for (unsigned int i = 0; i < r->nr; i++)
+		drain_cpu(r, &r->cpus[i]);
+	check_lost(r);
 }
 
 /*
- * Pause (see the top), then sleep until a CPU's buffer is a quarter full,
- * or as long again; a signal cuts it short.
+ * Pause 1 ms, then sleep until a CPU's buffer is a quarter full, or for -w
+ * ms; a signal cuts it short.
  */
 static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
 			     double deadline)
 {
-	double pause = r->pause;
+	double pause = 0.001, wait = r->o->wait_ms / 1000.0;
 	struct timespec ts;
 
 	if (deadline && deadline - now() < pause)
@@ -419,9 +385,9 @@ static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
 		return;
 	for (unsigned int i = 0; i < r->nr; i++)
 		r->pfds[i] = (struct pollfd){ .fd = r->cpus[i].fd, .events = POLLIN };
-	if (deadline && deadline - now() < pause)
-		pause = deadline - now();
-	ts = to_timespec(pause);
+	if (deadline && deadline - now() < wait)
+		wait = deadline - now();
+	ts = to_timespec(wait);
 	ppoll(r->pfds, r->nr, &ts, sleep_mask);
 }
 
@@ -516,7 +482,6 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		die("no online CPU to record");
 	r.pfds = xcalloc(r.nr, sizeof(*r.pfds));
 	r.buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
-	r.pause = 0.001;	/* the first drains learn the rate */
 
 	catch_signals(&orig);
 	for (unsigned int i = 0; i < r.nr; i++)
