@@ -19,7 +19,8 @@
 # Rounds are interleaved (every tracer once per round); medians.  Under
 # TCG the nanoseconds are not real: the ratios are what count.  Two boots,
 # one for the costs and one for the losses: see below.
-#   STOCK_KERNEL (default: the newest 6.1.0-N-amd64), BENCH_ROUNDS (5)
+#   STOCK_KERNEL (default: the newest 6.1.0-N-amd64), BENCH_ROUNDS (5),
+#   BENCH_PARTS ("cost lost": the boots to run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -134,7 +135,7 @@ cat build/vm/initramfs.cpio "$out/extra.cpio" >"$out/initramfs.cpio"
 #         vCPU for up to 100 ms while the others wait, which no real machine
 #         does, and a reader woken on another CPU waits that long.
 : >"$out/console.txt"
-for part in cost lost; do
+for part in ${BENCH_PARTS:-cost lost}; do
 	accel=tcg,thread=single
 	[ $part = lost ] && accel=tcg
 	log=$out/console-$part.log
@@ -160,7 +161,7 @@ awk -v krel="$krel" '
 		return a[int((n + 1) / 2)]
 	}
 	/^RAW / { ns[$2, $3, $4] = $5; rounds[$2] = 1; tr[$3] = 1; if ($3 == "ktrace") recs[$4] = recs[$4] " " $6 }
-	/^LOST / { lost[$2] = $3 }
+	/^LOST / { lost[$2] = $3; tr[$2] = 1 }
 	END {
 		for (t in tr) {
 			if (t == "none") continue
@@ -172,6 +173,7 @@ awk -v krel="$krel" '
 					d = d " " (ns[r, t, wl] - ns[r, "none", wl])
 					q = q " " (ns[r, t, wl] / ns[r, "none", wl])
 				}
+				if (median(recs[wl]) + 0 == 0) continue	# no cost boot
 				pe[t, wl] = median(d) / median(recs[wl])
 				n = split(d, a, " "); each = ""
 				for (i = 1; i <= n; i++) each = each sprintf(" %.0f", a[i] / median(recs[wl]))
@@ -184,7 +186,8 @@ awk -v krel="$krel" '
 			if (t == "none" || t == "ktrace") continue
 			for (w = 0; w < 2; w++) {
 				wl = w ? "pingpong" : "syscalls"
-				printf "BENCH stock_ktrace_vs_%s_%s %.3f ratio\n", t, wl, pe[t, wl] ? pe["ktrace", wl] / pe[t, wl] : 0
+				if (pe[t, wl])
+					printf "BENCH stock_ktrace_vs_%s_%s %.3f ratio\n", t, wl, pe["ktrace", wl] / pe[t, wl]
 			}
 		}
 		printf "# kernel %s; events per workload (ktrace.ko): syscalls %s, pingpong %s\n",
