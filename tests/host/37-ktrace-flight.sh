@@ -38,14 +38,17 @@ fails() {
 fails "ktrace: --flight: tracing is off: give -e" "--flight with tracing off and no -e" \
 	--flight -d 0.1
 
-# ktrace says its pid ($! is the subshell running fk_env)
+# ktrace says its pid ($! is the subshell running fk_env): into $kt
+kt_pid() {
+	for i in $(seq 50); do
+		kt=$(sed -n 's/.*kill -USR1 \([0-9]*\) .*/\1/p' "$T/err")
+		[ -n "$kt" ] && break
+		sleep 0.1
+	done
+}
 fk_env "$KTRACE" --flight -b 64 -e sched -c 0,1 -o f >"$T/out" 2>"$T/err" &
 job=$!
-for i in $(seq 50); do
-	kt=$(sed -n 's/.*kill -USR1 \([0-9]*\) .*/\1/p' "$T/err")
-	[ -n "$kt" ] && break
-	sleep 0.1
-done
+kt_pid
 sleep 0.5
 kill -USR1 "$kt"
 for i in $(seq 50); do
@@ -74,11 +77,7 @@ check "the normal mode and the mask are back" \
 # a flight recorder killed outright leaves the kernel in overwrite mode
 fk_env "$KTRACE" --flight -b 64 -e sched -c 0 -o k >/dev/null 2>"$T/err" &
 job=$!
-for i in $(seq 50); do
-	kt=$(sed -n 's/.*kill -USR1 \([0-9]*\) .*/\1/p' "$T/err")
-	[ -n "$kt" ] && break
-	sleep 0.1
-done
+kt_pid
 kill -KILL "$kt"
 wait $job
 fk -s

@@ -9,20 +9,8 @@
 # <workload>, then dtrace shows the workload's fork, exec and exit with its
 # real pid, and context switches into and out of it.
 
-KTRACE=${KTRACE:-ktrace}
-DTRACE=${DTRACE:-dtrace}
-T=${TMPDIR:-/tmp}/ktrace-tool.$$
-mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() {
-	n=$((n + 1)); echo "not ok $n - $1"
-	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err" | head -20
-}
-# check DESC CONDITION: CONDITION is shell code, evaluated
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+NAME=tool
+. "$(dirname "$0")/tap-common.sh"
 has_err() { grep -qF -- "$1" "$T/err"; }
 has_out() { grep -qF -- "$1" "$T/out"; }
 has_outE() { grep -qE -- "$1" "$T/out"; }

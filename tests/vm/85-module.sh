@@ -5,19 +5,15 @@
 # refused while a reader holds /dev/ktrace, unload clean while tracing is
 # on under load, a second load refused, and a reload traces again.
 # The kernel log is checked for splats by the host (scripts/vmtest.sh).
-KTRACE=${KTRACE:-ktrace}
+NAME=module
 KO=${KTRACE_KO:-/stock/ktrace.ko}
-T=${TMPDIR:-/tmp}/ktrace-module.$$
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; }
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+. "$(dirname "$0")/tap-common.sh"
 
 if [ ! -f /sys/module/ktrace/initstate ] || [ ! -f "$KO" ]; then
 	echo "1..0 # SKIP ktrace is not a loaded module here"
 	exit 0
 fi
-mkdir -p "$T" && cd "$T" || exit 1
+cd "$T" || exit 1
 
 # A reader holds the module: rmmod must refuse and leave tracing working.
 "$KTRACE" -q -e sched,syscall -c all -o held &
