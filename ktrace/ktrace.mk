@@ -9,8 +9,8 @@ TOOLS		+= $(O)/tools/ktrace $(O)/tools/static/ktrace
 
 $(O)/tools/ktrace: $(KTRACE_DEPS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iktrace -o $@ $(KTRACE_SRCS) $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iktrace -pthread -o $@ $(KTRACE_SRCS) $(LIBKT)
 
 $(O)/tools/static/ktrace: $(KTRACE_DEPS) $(LIBKT_STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iktrace -static -o $@ $(KTRACE_SRCS) $(LIBKT_STATIC)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iktrace -pthread -static -o $@ $(KTRACE_SRCS) $(LIBKT_STATIC)

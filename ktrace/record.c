@@ -2,16 +2,19 @@
 /*
  * record: copy the kernel's per-CPU buffers into trace files.
  *
- * Every recorded CPU has its own /dev/ktrace file, attached to that CPU, and
- * its own trace file.  ktrace sleeps in ppoll() until some CPU's buffer is
- * a quarter full (the kernel's wakeup watermark, KTRACE_IOC_SET_WAKEUP) or
- * -w ms have passed, then drains every CPU with non-blocking reads of whole
- * records, appending them to the files, and pauses 1 ms before it sleeps
- * again.  A flood fills 16384 records in a few ms, so a fixed pause of -w
- * ms lost most of it; the watermark alone is not enough either: with sched
- * or syscall tracing on, ktrace's own wakeup and reads write records, and
- * one drain of many CPUs writes more than a quarter of a small buffer.  The
- * pause bounds that to a thousand drains a second.
+ * Every recorded CPU has its own /dev/ktrace file, attached to that CPU, its
+ * own trace file and its own thread, which sleeps in ppoll() until the
+ * CPU's buffer is a quarter full (the kernel's wakeup watermark,
+ * KTRACE_IOC_SET_WAKEUP) or -w ms have passed, then drains it with
+ * non-blocking reads of whole records, appending them to the file, and
+ * pauses 1 ms before it sleeps again.  A flood fills 16384 records in a few
+ * ms: a fixed pause of -w ms lost most of it, and one thread draining every
+ * CPU in turn lost more than the peers' per-CPU readers.  The watermark
+ * alone is not enough either: with sched or syscall tracing on, ktrace's
+ * own wakeups and reads write records, more than a quarter of a small
+ * buffer; the pause bounds that to a thousand drains a second per CPU.
+ * The main thread starts the command, waits for it, a signal or the end of
+ * -d, puts the mask back, stops the threads and drains what is left.
  *
  * Before tracing starts, /proc/kallsyms and /proc/interrupts are saved
  * beside the files, for dtrace to name kernel addresses and irqs with.
@@ -27,11 +30,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,15 +47,23 @@
 #include "ktrace.h"
 #include "util.h"
 
-#define CHUNK_RECORDS	43690	/* ~1 MiB per read() */
+#define CHUNK_RECORDS	10922	/* 256 KiB per read(), a buffer per CPU */
 
+/*
+ * One recorded CPU.  Between the start and the join of its thread only that
+ * thread touches it; before and after, the main thread.
+ */
 struct cpu_rec {
+	struct recorder *r;
 	unsigned int cpu;
 	int fd;				/* attached to cpu; -1 once given up */
 	char *path;
 	struct ktfile_writer file;
+	struct ktrace_record *buf;	/* CHUNK_RECORDS, for read() */
 	uint64_t lost_start;		/* kernel's lost count when we began */
 	uint64_t lost;			/* ... and when we last looked */
+	pthread_t thread;
+	bool running;			/* thread started */
 };
 
 struct recorder {
@@ -58,10 +71,10 @@ struct recorder {
 	int ctl;
 	struct cpu_rec *cpus;
 	unsigned int nr;
-	struct pollfd *pfds;
-	struct ktrace_record *buf;
-	bool failed;			/* a read or write error: exit 1 */
-	bool lost_hint;			/* said how to lose fewer records */
+	int stop_fd;			/* eventfd: readable once the threads must end */
+	bool failed;			/* a read or write error: exit 1 (atomic) */
+	bool lost_hint;			/* said how to lose fewer records (atomic) */
+	bool rt_warned;			/* said it cannot run SCHED_FIFO (atomic) */
 };
 
 static volatile sig_atomic_t stop_sig, child_changed, snapshot_asked;
@@ -304,7 +317,7 @@ static void give_up(struct recorder *r, struct cpu_rec *c)
 {
 	close(c->fd);
 	c->fd = -1;
-	r->failed = true;
+	__atomic_store_n(&r->failed, true, __ATOMIC_RELAXED);
 }
 
 /* Read until the CPU's buffer is empty (a short read says so). */
@@ -313,7 +326,7 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
 
 	while (c->fd >= 0) {
-		ssize_t n = read(c->fd, r->buf, chunk);
+		ssize_t n = read(c->fd, c->buf, chunk);
 		size_t nr = n > 0 ? n / sizeof(struct ktrace_record) : 0;
 		int ret;
 
@@ -326,7 +339,7 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 			give_up(r, c);
 			return;
 		}
-		ret = ktfile_append(&c->file, r->buf, nr);
+		ret = ktfile_append(&c->file, c->buf, nr);
 		if (ret < 0) {
 			pr_err("%s: %s; the file keeps its first %llu records (%llu bytes)",
 			       c->path, strerror(-ret), (unsigned long long)c->file.records,
@@ -345,62 +358,108 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 }
 
 /* Lost records are reported as they happen, with the kernel's exact count. */
-static void check_lost(struct recorder *r)
+static void check_lost(struct recorder *r, struct cpu_rec *c)
 {
-	for (unsigned int i = 0; i < r->nr; i++) {
-		struct cpu_rec *c = &r->cpus[i];
-		struct ktrace_cpu_stats st;
+	struct ktrace_cpu_stats st;
 
-		if (dev_cpu_stats(r->ctl, c->cpu, &st) < 0 || st.lost <= c->lost)
-			continue;
-		pr_warn("cpu %u: %llu records lost (buffer full)%s", c->cpu,
-			(unsigned long long)(st.lost - c->lost),
-			r->lost_hint ? "" : "; a larger -b or a shorter -w loses fewer");
-		r->lost_hint = true;
-		c->lost = st.lost;
-	}
-}
-
-static void drain_all(struct recorder *r)
-{
-	for (unsigned int i = 0; i < r->nr; i++)
-		drain_cpu(r, &r->cpus[i]);
-	check_lost(r);
+	if (dev_cpu_stats(r->ctl, c->cpu, &st) < 0 || st.lost <= c->lost)
+		return;
+	pr_warn("cpu %u: %llu records lost (buffer full)%s", c->cpu,
+		(unsigned long long)(st.lost - c->lost),
+		__atomic_exchange_n(&r->lost_hint, true, __ATOMIC_RELAXED) ? "" :
+		"; a larger -b or a shorter -w loses fewer");
+	c->lost = st.lost;
 }
 
 /*
- * Pause 1 ms, then sleep until a CPU's buffer is a quarter full, or for -w
- * ms; a signal cuts it short.
+ * The calling thread at SCHED_FIFO priority 1, on its CPU: woken by that
+ * CPU's writers, it runs when they do and before them, whatever the other
+ * CPUs are doing.  A CPU that goes offline unpins it (its records stay to
+ * be read).  The command, forked before, runs at normal priority.
  */
-static void wait_for_records(struct recorder *r, const sigset_t *sleep_mask,
-			     double deadline)
-{
-	double pause = 0.001, wait = r->o->wait_ms / 1000.0;
-	struct timespec ts;
-
-	if (deadline && deadline - now() < pause)
-		pause = deadline - now();
-	ts = to_timespec(pause);
-	if (ppoll(NULL, 0, &ts, sleep_mask) < 0 || stop_sig || child_changed)
-		return;
-	for (unsigned int i = 0; i < r->nr; i++)
-		r->pfds[i] = (struct pollfd){ .fd = r->cpus[i].fd, .events = POLLIN };
-	if (deadline && deadline - now() < wait)
-		wait = deadline - now();
-	ts = to_timespec(wait);
-	ppoll(r->pfds, r->nr, &ts, sleep_mask);
-}
-
-static void set_rt_priority(void)
+static void set_rt_priority(struct recorder *r, unsigned int cpu)
 {
 	struct sched_param sp = { .sched_priority = 1 };
+	size_t size = CPU_ALLOC_SIZE(cpu + 1);
+	cpu_set_t *set = CPU_ALLOC(cpu + 1);
 
-	/* the command, forked before, runs at normal priority either way */
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0)
+	if (set) {
+		CPU_ZERO_S(size, set);
+		CPU_SET_S(cpu, size, set);
+		sched_setaffinity(0, size, set);
+		CPU_FREE(set);
+	}
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0 &&
+	    !__atomic_exchange_n(&r->rt_warned, true, __ATOMIC_RELAXED))
 		pr_warn("cannot run SCHED_FIFO priority 1 (%s); recording at normal priority",
 			strerror(errno));
-	else
-		pr_debug("recording at SCHED_FIFO priority 1");
+}
+
+/*
+ * A CPU's thread: sleep until its buffer is a quarter full, or for -w ms,
+ * drain it, pause 1 ms; until the main thread says stop.  Every signal
+ * stays blocked here: the main thread takes them.
+ */
+static void *cpu_thread(void *arg)
+{
+	struct cpu_rec *c = arg;
+	struct recorder *r = c->r;
+	const struct timespec pause = to_timespec(0.001);
+	const struct timespec wait = to_timespec(r->o->wait_ms / 1000.0);
+
+	set_rt_priority(r, c->cpu);
+	while (c->fd >= 0) {
+		struct pollfd pfd[2] = {
+			{ .fd = c->fd, .events = POLLIN },
+			{ .fd = r->stop_fd, .events = POLLIN },
+		};
+
+		if (ppoll(pfd, 2, &wait, NULL) < 0 && errno != EINTR) {
+			pr_err("cpu %u: ppoll: %s", c->cpu, strerror(errno));
+			give_up(r, c);
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		drain_cpu(r, c);
+		check_lost(r, c);
+		if (ppoll(&pfd[1], 1, &pause, NULL) > 0)
+			break;
+	}
+	return NULL;
+}
+
+static void start_threads(struct recorder *r)
+{
+	r->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (r->stop_fd < 0)
+		die("eventfd: %s", strerror(errno));
+	for (unsigned int i = 0; i < r->nr; i++) {
+		struct cpu_rec *c = &r->cpus[i];
+		int err = pthread_create(&c->thread, NULL, cpu_thread, c);
+
+		if (err)
+			die("cpu %u: starting its thread: %s", c->cpu, strerror(err));
+		c->running = true;
+	}
+}
+
+/* Stop the threads, then drain what is left from the main thread. */
+static void stop_threads(struct recorder *r)
+{
+	uint64_t one = 1;
+
+	if (r->stop_fd >= 0 && write(r->stop_fd, &one, sizeof(one)) != sizeof(one))
+		die("eventfd: %s", strerror(errno));
+	for (unsigned int i = 0; i < r->nr; i++) {
+		struct cpu_rec *c = &r->cpus[i];
+
+		if (c->running)
+			pthread_join(c->thread, NULL);
+		c->running = false;
+		drain_cpu(r, c);
+		check_lost(r, c);
+	}
 }
 
 static pid_t start_command(char **argv, const sigset_t *orig)
@@ -457,7 +516,7 @@ static void summary(struct recorder *r, double seconds)
 int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	   bool set_mask, uint32_t mask)
 {
-	struct recorder r = { .o = o, .ctl = ctl };
+	struct recorder r = { .o = o, .ctl = ctl, .stop_fd = -1 };
 	uint32_t recorded_mask;
 
 	if (info->flags & KTRACE_INFO_OVERWRITE)
@@ -480,8 +539,10 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 			r.cpus[r.nr++].cpu = n;
 	if (!r.nr)
 		die("no online CPU to record");
-	r.pfds = xcalloc(r.nr, sizeof(*r.pfds));
-	r.buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
+	for (unsigned int i = 0; i < r.nr; i++) {
+		r.cpus[i].r = &r;
+		r.cpus[i].buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
+	}
 
 	catch_signals(&orig);
 	for (unsigned int i = 0; i < r.nr; i++)
@@ -493,6 +554,7 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	save_proc(o, "/proc/interrupts", ".irqs");
 	if (!recorded_mask)
 		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
+	start_threads(&r);
 	if (set_mask)
 		dev_set_mask(ctl, o->dev, mask);
 	if (recorded_mask)
@@ -501,12 +563,16 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		o->output, o->command || o->duration ? "" : "; ^C stops");
 	if (o->command && (child = start_command(o->command, &orig)) < 0)
 		r.failed = true;
-	set_rt_priority();
 
 	start = now();
 	if (o->duration)
 		deadline = start + o->duration;
-	while (!stop_sig && !r.failed && (!deadline || now() < deadline)) {
+	while (!stop_sig && !__atomic_load_n(&r.failed, __ATOMIC_RELAXED) &&
+	       (!deadline || now() < deadline)) {
+		/* a thread that failed is seen within -w ms */
+		double wait = o->wait_ms / 1000.0;
+		struct timespec ts;
+
 		if (child_changed) {
 			child_changed = 0;
 			if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
@@ -514,8 +580,10 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 				break;
 			}
 		}
-		wait_for_records(&r, &orig, deadline);
-		drain_all(&r);
+		if (deadline && deadline - now() < wait)
+			wait = deadline - now();
+		ts = to_timespec(wait);
+		ppoll(NULL, 0, &ts, &orig);
 	}
 
 	if (stop_sig && child > 0)
@@ -527,7 +595,7 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 			pr_err("%s: putting the mask back to 0x%x: %s", o->dev,
 			       info->mask, strerror(errno));
 	}
-	drain_all(&r);
+	stop_threads(&r);
 	for (unsigned int i = 0; i < r.nr; i++) {
 		struct cpu_rec *c = &r.cpus[i];
 
@@ -548,11 +616,13 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	for (unsigned int i = 0; i < r.nr; i++)
+	for (unsigned int i = 0; i < r.nr; i++) {
 		free(r.cpus[i].path);
+		free(r.cpus[i].buf);
+	}
+	if (r.stop_fd >= 0)
+		close(r.stop_fd);
 	free(r.cpus);
-	free(r.pfds);
-	free(r.buf);
 	if (r.failed)
 		return 1;
 	return o->command ? exit_status(status) : 0;

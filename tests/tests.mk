@@ -39,4 +39,4 @@ $(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A
 # those that source fakedev-common.sh).
 $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -o $@ $< -ldl
+	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -pthread -o $@ $< -ldl

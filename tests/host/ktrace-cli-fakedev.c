@@ -14,7 +14,8 @@
  * counted lost and a KTRACE_META_LOST marker is written.  In overwrite mode
  * (KTRACE_IOC_SET_MODE) nothing is lost: the oldest records are counted
  * overwritten, and a reader gets the newest.  Record number i of a CPU's
- * stream has arg1 = i, so a test can tell which records it got.
+ * stream has arg1 = i, so a test can tell which records it got.  ktrace
+ * reads each CPU from its own thread: one lock serializes the fake's state.
  *
  *   KTFAKE_STATE    file keeping "mask buf_records overwrite" between runs
  *                   (required)
@@ -31,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -62,6 +64,7 @@ static unsigned int nr_cpus = 4;
 static int offline_cpu = -1, busy_cpu = -1;
 static double rate = 1000;
 static bool loaded, overwrite;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static double now(void)
 {
@@ -211,10 +214,12 @@ int close(int fd)
 
 	if (!real)
 		real = dlsym(RTLD_NEXT, "close");
+	pthread_mutex_lock(&lock);
 	if (fake(fd) >= 2)
 		cpus[fake(fd) - 2].attached = false;
 	if (fd >= 0 && fd < MAX_FDS)
 		fake_fd[fd] = 0;
+	pthread_mutex_unlock(&lock);
 	return real(fd);
 }
 
@@ -338,20 +343,22 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return fake(fd) ? fake_ioctl(fd, req, arg) : real(fd, req, arg);
+	if (fake(fd)) {
+		int ret;
+
+		pthread_mutex_lock(&lock);
+		ret = fake_ioctl(fd, req, arg);
+		pthread_mutex_unlock(&lock);
+		return ret;
+	}
+	return real(fd, req, arg);
 }
 
-ssize_t read(int fd, void *buf, size_t n)
+static ssize_t fake_read(int fd, struct ktrace_record *rec, size_t n)
 {
-	static ssize_t (*real)(int, void *, size_t);
-	struct ktrace_record *rec = buf;
 	struct fake_cpu *c;
 	size_t max = n / sizeof(*rec), got = 0;
 
-	if (!real)
-		real = dlsym(RTLD_NEXT, "read");
-	if (!fake(fd))
-		return real(fd, buf, n);
 	if (fake(fd) < 2 || !max)
 		return fail(EINVAL);
 	c = &cpus[fake(fd) - 2];
@@ -378,6 +385,21 @@ ssize_t read(int fd, void *buf, size_t n)
 	return got * sizeof(*rec);
 }
 
+ssize_t read(int fd, void *buf, size_t n)
+{
+	static ssize_t (*real)(int, void *, size_t);
+	ssize_t ret;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "read");
+	if (!fake(fd))
+		return real(fd, buf, n);
+	pthread_mutex_lock(&lock);
+	ret = fake_read(fd, buf, n);
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
 static bool records_wait(int fd)
 {
 	struct fake_cpu *c = &cpus[fake(fd) - 2];
@@ -394,16 +416,28 @@ int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
 	double end = timeout ? now() + timeout->tv_sec + timeout->tv_nsec / 1e9 : 0;
 	struct timespec tick = { 0, 5 * 1000 * 1000 };
 
+	bool any = false;
+
 	if (!real)
 		real = dlsym(RTLD_NEXT, "ppoll");
-	if (!nfds || !fake(fds[0].fd))
+	for (nfds_t i = 0; i < nfds; i++)
+		any |= fake(fds[i].fd) != 0;
+	if (!any)
 		return real(fds, nfds, timeout, sigmask);
 	for (;;) {
+		struct timespec zero = { 0, 0 };
 		int ready = 0;
 
 		for (nfds_t i = 0; i < nfds; i++) {
-			fds[i].revents = fake(fds[i].fd) >= 2 && records_wait(fds[i].fd) ?
-					 POLLIN : 0;
+			if (!fake(fds[i].fd)) {		/* ktrace's stop eventfd */
+				if (real(&fds[i], 1, &zero, NULL) < 0)
+					return -1;
+			} else {
+				pthread_mutex_lock(&lock);
+				fds[i].revents = fake(fds[i].fd) >= 2 &&
+						 records_wait(fds[i].fd) ? POLLIN : 0;
+				pthread_mutex_unlock(&lock);
+			}
 			ready += !!fds[i].revents;
 		}
 		if (ready || (timeout && now() >= end))
