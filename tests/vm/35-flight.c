@@ -241,10 +241,11 @@ static void test_all_cpus(int fd, int nr_cpus)
 		if (users <= 0 || after.read - before.read != kept ||
 		    after.written != after.read + after.overwritten) {
 			diag("cpu %d: %ld user events, %llu records kept, written %llu, "
-			     "read %llu, overwritten %llu", cpu, users,
+			     "read %llu, overwritten %llu, lost %llu", cpu, users,
 			     (unsigned long long)kept, (unsigned long long)after.written,
 			     (unsigned long long)after.read,
-			     (unsigned long long)after.overwritten);
+			     (unsigned long long)after.overwritten,
+			     (unsigned long long)after.lost);
 			bad++;
 		}
 	}
