@@ -14,12 +14,16 @@
  * the outer ones an upper bound.  In every window the kernel's count must
  * lie within the bounds; when nothing happened during the reads the bounds
  * meet and the counts must be equal.  That must happen for every counter
- * in at least one of a few windows.
+ * in at least one of a few windows.  While the files are read, a thread at
+ * SCHED_FIFO 99 spins on every other CPU, so that no task runs there: on
+ * PREEMPT_RT the timer softirq and the threaded interrupts switch tasks
+ * every few ms, and a read of /proc/stat under TCG can take longer.
  */
 #include "ktrace-window.h"
 
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -29,7 +33,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#define ATTEMPTS	12	/* PREEMPT_RT under TCG: an exact window is rarer */
+#define ATTEMPTS	12	/* at most: the first two are exact, the other CPUs held quiet */
 #define CHILDREN	12
 #define SYSCALLS	1000
 #define SIGNALS		10
@@ -92,26 +96,101 @@ static void parse_counters(int file, char *text, unsigned long long *value)
 }
 
 /*
+ * Spinners holding the other CPUs while the counter files are read, at
+ * FIFO 98: a task that holds a lock the reader (FIFO 99) waits for is
+ * boosted above them on PREEMPT_RT; elsewhere they give up after a second.
+ */
+struct quiet {
+	pthread_t thread[WINDOW_MAX_CPUS];
+	int nr, next_cpu, ready, stop;
+};
+
+static void set_fifo(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	if (sched_setscheduler(0, prio ? SCHED_FIFO : SCHED_OTHER, &sp))
+		bail("sched_setscheduler");
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void *spin(void *arg)
+{
+	struct quiet *q = arg;
+	double until;
+
+	pin_to_cpu(__atomic_add_fetch(&q->next_cpu, 1, __ATOMIC_SEQ_CST));
+	set_fifo(98);
+	__atomic_add_fetch(&q->ready, 1, __ATOMIC_SEQ_CST);
+	until = now_s() + 1;
+	while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) && now_s() < until)
+		;
+	return NULL;
+}
+
+/* CPUs 1.. run a spinner each and this thread, on CPU 0, runs at FIFO 99. */
+static void quiet_start(struct quiet *q, int nr_cpus)
+{
+	q->nr = nr_cpus - 1;
+	q->next_cpu = 0;
+	q->ready = 0;
+	q->stop = 0;
+	for (int i = 0; i < q->nr; i++)
+		if (pthread_create(&q->thread[i], NULL, spin, q))
+			bail("pthread_create");
+	while (__atomic_load_n(&q->ready, __ATOMIC_SEQ_CST) < q->nr)
+		sched_yield();
+	set_fifo(99);
+}
+
+static void quiet_end(struct quiet *q)
+{
+	set_fifo(0);
+	__atomic_store_n(&q->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < q->nr; i++)
+		pthread_join(q->thread[i], NULL);
+}
+
+/*
  * Read every counter file with one read() each, between the markers
  * 10 + 4 * file + 2 * phase (before) and 11 + 4 * file + 2 * phase (after).
  */
 static void read_counters(struct window *w, int phase, unsigned long long *value)
 {
-	static char text[1 << 17];
+	static char text[NR_FILES][1 << 17];
+	int fd[NR_FILES];
+	struct quiet q;
 	ssize_t n;
-	int fd;
 
 	memset(value, 0, NR_COUNTERS * sizeof(*value));
+	/*
+	 * The workload's fork() made these pages copy-on-write: a write
+	 * fault inside read() would come after the kernel took its counts.
+	 */
+	memset(text, 0, sizeof(text));
 	for (int f = 0; f < NR_FILES; f++) {
-		fd = open(proc_files[f], O_RDONLY);
-		if (fd < 0)
+		fd[f] = open(proc_files[f], O_RDONLY);
+		if (fd[f] < 0)
 			bail(proc_files[f]);
+	}
+	quiet_start(&q, w->nr_cpus);
+	for (int f = 0; f < NR_FILES; f++) {
 		window_marker(w, 10 + 4 * f + 2 * phase);
-		n = read(fd, text, sizeof(text) - 1);
+		n = read(fd[f], text[f], sizeof(text[f]) - 1);
 		window_marker(w, 11 + 4 * f + 2 * phase);
-		close(fd);
-		text[n > 0 ? n : 0] = 0;
-		parse_counters(f, text, value);
+		text[f][n > 0 ? n : 0] = 0;
+	}
+	quiet_end(&q);
+	for (int f = 0; f < NR_FILES; f++) {
+		close(fd[f]);
+		parse_counters(f, text[f], value);
 	}
 }
 
