@@ -9,14 +9,15 @@
 #   sched_switch, sched_wakeup, sched_migrate_task and system call entry and
 #   exit into files on tmpfs;
 #   - ns per traced event from a getppid() loop and from a pipe ping-pong
-#     between two processes on one CPU: (time traced - time untraced) /
+#     between two threads on one CPU: (time traced - time untraced) /
 #     events, with the number of events ktrace.ko recorded for the same
 #     workload (the same tracepoints fire for every tracer);
 #   - the slowdown of each workload against no tracing;
 #   - events lost by a getppid() flood on every CPU with (at least) equal
 #     buffer memory: ktrace 16384 records = 384 KiB a CPU, ftrace 384 KiB,
 #     perf and LTTng 512 KiB (they need powers of two).
-# Rounds are interleaved (every tracer once per round); medians.  Under
+# Rounds are interleaved (every tracer once per round, each traced run
+# right after an untraced one, its baseline); medians.  Under
 # TCG the nanoseconds are not real: the ratios are what count.  Two boots,
 # one for the costs and one for the losses: see below.
 #   STOCK_KERNEL (default: the newest 6.1.0-N-amd64), BENCH_ROUNDS (5),
@@ -32,7 +33,7 @@ dir=$(scripts/stock-kernel.sh fetch "$krel") || die "cannot fetch $krel"
 make -s tools initramfs >/dev/null
 make -s module KVER="$krel" KDIR="$dir/build" >"$out/module.log" 2>&1 ||
 	die "make module against $krel failed: $out/module.log"
-${CC:-cc} -static -O2 -Wall -o "$out/stock-work" bench/vm/stock-work.c
+${CC:-cc} -static -O2 -Wall -pthread -o "$out/stock-work" bench/vm/stock-work.c
 command -v trace-cmd >/dev/null || apt-get install -y -q trace-cmd >/dev/null
 command -v perf >/dev/null || apt-get install -y -q linux-perf >/dev/null
 command -v lttng-sessiond >/dev/null || apt-get install -y -q lttng-tools >/dev/null
@@ -151,16 +152,17 @@ for part in ${BENCH_PARTS:-cost lost}; do
 done
 grep -E '^(bench:|# )' "$out/console.txt" >&2 || true
 
-# Per round, each tracer against the untraced run of the same round (the
-# VM's speed drifts between rounds more than ktrace costs); medians over
-# the rounds, then the BENCH lines.
+# Each traced run against the untraced run just before it (the host's speed
+# drifts within seconds by more than ktrace costs); medians over the
+# rounds, then the BENCH lines.
 awk -v krel="$krel" '
 	function median(list,   n, i, j, t, a) {
 		n = split(list, a, " ")
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return a[int((n + 1) / 2)]
 	}
-	/^RAW / { ns[$2, $3, $4] = $5; rounds[$2] = 1; tr[$3] = 1; if ($3 == "ktrace") recs[$4] = recs[$4] " " $6 }
+	/^RAW / { ns[$2, $3, $4] = $5; base[$2, $3, $4] = $6; rounds[$2] = 1; tr[$3] = 1
+		  if ($3 == "ktrace") recs[$4] = recs[$4] " " $7 }
 	/^LOST / { lost[$2] = $3; tr[$2] = 1 }
 	END {
 		for (t in tr) {
@@ -169,9 +171,9 @@ awk -v krel="$krel" '
 				wl = w ? "pingpong" : "syscalls"
 				d = ""; q = ""
 				for (r in rounds) {
-					if (!((r, t, wl) in ns) || !((r, "none", wl) in ns)) continue
-					d = d " " (ns[r, t, wl] - ns[r, "none", wl])
-					q = q " " (ns[r, t, wl] / ns[r, "none", wl])
+					if (!((r, t, wl) in ns) || !(base[r, t, wl] > 0)) continue
+					d = d " " (ns[r, t, wl] - base[r, t, wl])
+					q = q " " (ns[r, t, wl] / base[r, t, wl])
 				}
 				if (median(recs[wl]) + 0 == 0) continue	# no cost boot
 				pe[t, wl] = median(d) / median(recs[wl])

@@ -6,7 +6,8 @@
 # LTTng-modules.  The same tracepoints for every tracer: sched_switch,
 # sched_wakeup, sched_migrate_task, and system call entry and exit; every
 # tracer records to files in /tmp (tmpfs).  Prints lines the host parses:
-#   RAW ROUND TRACER WORKLOAD NS [RECORDS]   (RECORDS: ktrace's count)
+#   RAW ROUND TRACER WORKLOAD NS BASE_NS [RECORDS]
+#        (BASE_NS: the untraced run just before; RECORDS: ktrace's count)
 #   LOST TRACER N                            (fixed-rate flood)
 W=/bench/stock-work
 R=${bench_rounds:-3}
@@ -78,14 +79,19 @@ run() {
 }
 
 case " $PART " in *" cost "*) ;; *) R=0 ;; esac
+# Each traced run right after an untraced one, its baseline: the host's
+# speed drifts by tens of percent within seconds, more than a tracer adds
+# to the ping-pong.
 for round in $(seq $R); do
 	for tr in $TRACERS; do
+		[ $tr = none ] && continue
 		for wl in syscalls pingpong; do
 			n=$SYSCALLS; [ $wl = pingpong ] && n=$PINGPONG
+			base=$(run none $wl $n | tail -n 1)
 			ns=$(run $tr $wl $n | tail -n 1)
 			recs=
 			[ $tr = ktrace ] && recs=$(kt_written | cut -d' ' -f1)
-			echo "RAW $round $tr $wl $ns $recs"
+			echo "RAW $round $tr $wl $ns $base $recs"
 		done
 	done
 done
