@@ -14,8 +14,9 @@
 #     workload (the same tracepoints fire for every tracer);
 #   - the slowdown of each workload against no tracing;
 #   - events lost by a getppid() flood on every CPU with (at least) equal
-#     buffer memory: ktrace 16384 records = 384 KiB a CPU, ftrace 384 KiB,
-#     perf and LTTng 512 KiB (they need powers of two).
+#     buffer memory, twice: ktrace 16384 records = 384 KiB a CPU, ftrace
+#     384 KiB, perf and LTTng 512 KiB (they need powers of two); then 96 KiB
+#     (4096 records), 96 KiB, 128 KiB, where the peers lose events too.
 # Rounds are interleaved (every tracer once per round, each traced run
 # right after an untraced one, its baseline); medians.  Under
 # TCG the nanoseconds are not real: the ratios are what count.  Two boots,
@@ -163,7 +164,7 @@ awk -v krel="$krel" '
 	}
 	/^RAW / { ns[$2, $3, $4] = $5; base[$2, $3, $4] = $6; rounds[$2] = 1; tr[$3] = 1
 		  if ($3 == "ktrace") recs[$4] = recs[$4] " " $7 }
-	/^LOST / { lost[$2] = $3; tr[$2] = 1 }
+	/^LOST / { lost[$2, $4] = $3; tr[$2] = 1; kib[$4] = 1 }
 	END {
 		for (t in tr) {
 			if (t == "none") continue
@@ -182,7 +183,8 @@ awk -v krel="$krel" '
 				printf "BENCH stock_%s_%s_ns_per_event %.1f ns (rounds:%s)\n", t, wl, pe[t, wl], each
 				printf "BENCH stock_%s_%s_slowdown %.3f x\n", t, wl, median(q)
 			}
-			printf "BENCH stock_%s_lost %d events\n", t, lost[t]
+			for (k in kib)
+				printf "BENCH stock_%s_lost_%sk %d events\n", t, k, lost[t, k]
 		}
 		for (t in tr) {
 			if (t == "none" || t == "ktrace") continue

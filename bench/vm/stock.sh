@@ -8,17 +8,23 @@
 # tracer records to files in /tmp (tmpfs).  Prints lines the host parses:
 #   RAW ROUND TRACER WORKLOAD NS BASE_NS [RECORDS]
 #        (BASE_NS: the untraced run just before; RECORDS: ktrace's count)
-#   LOST TRACER N                            (fixed-rate flood)
+#   LOST TRACER N KIB                        (fixed-rate flood, KIB a CPU)
 W=/bench/stock-work
 R=${bench_rounds:-3}
 PART=${bench_part:-cost lost}		# bench/stock.sh boots once for each
 SYSCALLS=${bench_syscalls:-100000}
 PINGPONG=${bench_pingpong:-5000}
 FLOOD=${bench_flood:-100000}
-KT_RECS=16384				# 384 KiB a CPU, the memory every tracer gets
-FT_KB=384
-PERF_PAGES=128				# 512 KiB: perf needs a power of two
-LT_SUBBUF=128k LT_NSUB=4		# 512 KiB: LTTng too
+LOST_KB=${bench_lost_kb:-384 96}	# KiB a CPU for each lost-event test
+# Buffer memory a CPU: KIB for ktrace and ftrace, the next power of two
+# for perf and LTTng (they need one).
+set_memory() {
+	local p2=4
+	while [ $p2 -lt $1 ]; do p2=$((p2 * 2)); done
+	KT_RECS=$(($1 * 1024 / 24)) FT_KB=$1
+	PERF_PAGES=$((p2 / 4)) LT_SUBBUF=$((p2 / 4))k LT_NSUB=4
+}
+set_memory 384				# the cost runs
 T=/tmp/bench
 mkdir -p $T
 export PATH=/bench/bin:$PATH LD_LIBRARY_PATH=/bench/lib
@@ -96,10 +102,12 @@ for round in $(seq $R); do
 	done
 done
 
-# Lost events: the flood on every CPU, each tracer with the memory above.
+# Lost events: the flood on every CPU, each tracer with each memory size.
+case " $PART " in *" lost "*) ;; *) LOST_KB= ;; esac
+for kb in $LOST_KB; do
+set_memory $kb
 for tr in $TRACERS; do
 	[ $tr = none ] && continue
-	case " $PART " in *" lost "*) ;; *) continue ;; esac
 	run $tr flood $FLOOD >/dev/null
 	case $tr in
 	ktrace)	lost=$(kt_written | cut -d' ' -f2); fired=$(kt_written | cut -d' ' -f1) ;;
@@ -111,10 +119,11 @@ for tr in $TRACERS; do
 		lost=$(( ${fired:-0} - ${samples:-0} )); [ $lost -ge 0 ] || lost=0 ;;
 	lttng)	lost=$(sed -n 's/.*Warning: \([0-9][0-9]*\) events were discarded.*/\1/p' $T/lt.log | awk '{ s += $1 } END { print s + 0 }') ;;
 	esac
-	echo "LOST $tr $lost"
-	[ $tr = ktrace ] && ktrace -s | sed 's/^/# ktrace: /'
-	[ $tr = ftrace ] && grep -E '^CPU' $T/ft.log | sed 's/^/# ftrace: /' | head -n 12
-	[ $tr = perf ] && sed 's/^/# perf: /' $T/perf.err | tail -n 5
-	[ $tr = lttng ] && sed 's/^/# lttng: /' $T/lt.log | tail -n 5
+	echo "LOST $tr $lost $kb"
+	[ $tr = ktrace ] && ktrace -s | sed "s/^/# ktrace ${kb}k: /"
+	[ $tr = ftrace ] && grep -E '^CPU' $T/ft.log | sed "s/^/# ftrace ${kb}k: /" | head -n 12
+	[ $tr = perf ] && sed "s/^/# perf ${kb}k: /" $T/perf.err | tail -n 5
+	[ $tr = lttng ] && sed "s/^/# lttng ${kb}k: /" $T/lt.log | tail -n 5
+done
 done
 echo "@@BENCH-DONE@@"
