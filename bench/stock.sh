@@ -22,7 +22,8 @@
 # TCG the nanoseconds are not real: the ratios are what count.  Two boots,
 # one for the costs and one for the losses: see below.
 #   STOCK_KERNEL (default: the newest 6.1.0-N-amd64), BENCH_ROUNDS (5),
-#   BENCH_PARTS ("cost lost": the boots to run)
+#   BENCH_PARTS ("cost lost": the boots to run), BENCH_PINGPONG (5000
+#   round trips a run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -145,7 +146,7 @@ for part in ${BENCH_PARTS:-cost lost}; do
 	timeout "${VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel "${VM_ACCEL:-$accel}" -smp 4 -m 2048 \
 		-nographic -no-reboot -net none -kernel "$dir/boot/vmlinuz-$krel" \
 		-initrd "$out/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 loglevel=3 nokaslr kt_run=/bench/stock.sh bench_part=$part bench_rounds=${BENCH_ROUNDS:-5}" \
+		-append "console=ttyS0 panic=-1 loglevel=3 nokaslr kt_run=/bench/stock.sh bench_part=$part bench_rounds=${BENCH_ROUNDS:-5} bench_pingpong=${BENCH_PINGPONG:-5000}" \
 		</dev/null >"$log" 2>&1 || true
 	tr -d '\r' <"$log" >"$out/console-$part.txt"
 	grep -q '@@BENCH-DONE@@' "$out/console-$part.txt" || die "the VM did not finish; see $log"
