@@ -13,6 +13,8 @@
 #     events, with the number of events ktrace.ko recorded for the same
 #     workload (the same tracepoints fire for every tracer);
 #   - the slowdown of each workload against no tracing;
+#   - ktrace_whole: ktrace.ko with a buffer that holds the whole run, read
+#     after it: the share of ktrace's cost that is writing the records;
 #   - events lost by a getppid() flood on every CPU with (at least) equal
 #     buffer memory, twice: ktrace 16384 records = 384 KiB a CPU, ftrace
 #     384 KiB, perf and LTTng 512 KiB (they need powers of two); then 96 KiB
@@ -185,15 +187,23 @@ awk -v krel="$krel" '
 				printf "BENCH stock_%s_%s_slowdown %.3f x\n", t, wl, median(q)
 			}
 			for (k in kib)
-				printf "BENCH stock_%s_lost_%sk %d events\n", t, k, lost[t, k]
+				if ((t, k) in lost)
+					printf "BENCH stock_%s_lost_%sk %d events\n", t, k, lost[t, k]
 		}
 		for (t in tr) {
-			if (t == "none" || t == "ktrace") continue
+			if (t == "none" || t == "ktrace" || t == "ktrace_whole") continue
 			for (w = 0; w < 2; w++) {
 				wl = w ? "pingpong" : "syscalls"
 				if (pe[t, wl])
 					printf "BENCH stock_ktrace_vs_%s_%s %.3f ratio\n", t, wl, pe["ktrace", wl] / pe[t, wl]
 			}
+		}
+		# the part of the ktrace cost that is writing records, the rest reading them
+		for (w = 0; w < 2; w++) {
+			wl = w ? "pingpong" : "syscalls"
+			if (pe["ktrace", wl] && ("ktrace_whole", wl) in pe)
+				printf "BENCH stock_ktrace_writing_share_%s %.3f ratio\n", wl,
+					pe["ktrace_whole", wl] / pe["ktrace", wl]
 		}
 		printf "# kernel %s; events per workload (ktrace.ko): syscalls %s, pingpong %s\n",
 			krel, median(recs["syscalls"]), median(recs["pingpong"])

@@ -29,7 +29,10 @@ T=/tmp/bench
 mkdir -p $T
 export PATH=/bench/bin:$PATH LD_LIBRARY_PATH=/bench/lib
 insmod /bench/ktrace.ko || echo "bench: insmod ktrace.ko failed"
-TRACERS="none ktrace ftrace perf"
+# ktrace_whole: ktrace with a buffer that holds the whole run (24 MiB a
+# CPU), read after it: what writing the records costs, without reading
+# them out (the cost runs only)
+TRACERS="none ktrace ktrace_whole ftrace perf"
 if [ -d /lib/modules/$(uname -r)/extra ] && command -v lttng-sessiond >/dev/null; then
 	mkdir -p /var/run /var/lib /root /dev/shm
 	# LTTng's shared memory objects (shm_open) live in /dev/shm
@@ -69,6 +72,9 @@ run() {
 	rm -rf $T/out*; sync
 	case $1 in
 	none)	$W $2 $3 ;;
+	ktrace_whole)
+		ktrace -q -b 1048576 >/dev/null
+		ktrace -q -w 1000000 -e sched,syscall -c all -o $T/out -- $W $2 $3 ;;
 	ktrace)	ktrace -q -b $KT_RECS >/dev/null
 		ktrace -q -e sched,syscall -c all -o $T/out -- $W $2 $3 ;;
 	ftrace)	trace-cmd record -b $FT_KB $ftrace_ev -o $T/out.dat $W $2 $3 >$T/ft.log 2>&1
@@ -107,7 +113,7 @@ case " $PART " in *" lost "*) ;; *) LOST_KB= ;; esac
 for kb in $LOST_KB; do
 set_memory $kb
 for tr in $TRACERS; do
-	[ $tr = none ] && continue
+	case $tr in none|ktrace_whole) continue ;; esac
 	run $tr flood $FLOOD >/dev/null
 	case $tr in
 	ktrace)	lost=$(kt_written | cut -d' ' -f2); fired=$(kt_written | cut -d' ' -f1) ;;
