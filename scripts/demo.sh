@@ -71,7 +71,7 @@ if [ -n "$wget" ]; then
 	echo "wget (process $wget) from its exec: names, system calls, packets, context"
 	echo "switches (dtrace -p $wget -e sched,thread,syscall,net $out/trace/trace.*):"
 	{ "$dtrace" -p "$wget" -e sched,thread,syscall,net "$out"/trace/trace.* || true; } |
-		sed -n '/syscall execve entry/,$p' | head -n 30
+		awk '/syscall execve entry/ { on = 1 } on { print; if (++n == 30) exit }'
 else
 	echo "(the trace names no wget: see $out/console.log)"
 fi
