@@ -15,7 +15,7 @@
  * lie within the bounds; when nothing happened during the reads the bounds
  * meet and the counts must be equal.  That must happen for every counter
  * in at least one of a few windows.  While the files are read, a thread at
- * SCHED_FIFO 99 spins on every other CPU, so that no task runs there: on
+ * SCHED_FIFO 98 spins on every other CPU, so that no task runs there: on
  * PREEMPT_RT the timer softirq and the threaded interrupts switch tasks
  * every few ms, and a read of /proc/stat under TCG can take longer.
  */
@@ -23,8 +23,8 @@
 
 #include <arpa/inet.h>
 #include <net/if.h>
-#include <pthread.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
