@@ -194,6 +194,32 @@ static void read_counters(struct window *w, int phase, unsigned long long *value
 	}
 }
 
+/*
+ * Closed bounds that disagree with pgfault: the window's faults taken in
+ * kernel mode, which the kernel may handle without counting one (a fault
+ * on a kernel address), with their tasks, so that the next failure says
+ * which they were.
+ */
+static void diag_faults(struct window *w, uint64_t after, uint64_t before)
+{
+	unsigned int shown = 0, kernel_mode = 0;
+
+	window_for_each(w, r, cpu) {
+		struct ktrace_record *c;
+
+		if (r->event != KTRACE_fault_page || r->tsc <= after || r->tsc >= before ||
+		    (r->arg2 & KTRACE_FAULT_USER))
+			continue;
+		kernel_mode++;
+		c = window_cont(w, cpu, r);
+		if (c && shown++ < 20)
+			diag("  kernel-mode fault: cpu %d tid %u flags %#x address %#llx", cpu,
+			     r->arg1, r->arg2,
+			     (unsigned long long)c->arg1 | (unsigned long long)c->arg2 << 32);
+	}
+	diag("  %u kernel-mode faults in the window", kernel_mode);
+}
+
 static int ack_pipe[2];
 
 /* Acknowledge each signal, so the parent never has two pending at once. */
@@ -380,6 +406,9 @@ int main(void)
 				      !access("/sys/module/ktrace/initstate", F_OK)) ||
 				     (lower <= kernel && kernel <= upper);
 			exact[i] |= lower == upper && kernel == lower && kernel > 0;
+			if (counters[i].event == KTRACE_fault_page && lower == upper &&
+			    kernel != lower)
+				diag_faults(&w, m[1], m[2]);
 			all_exact &= exact[i];
 		}
 
