@@ -402,8 +402,9 @@ static void set_rt_priority(struct recorder *r, unsigned int cpu)
 
 /*
  * A CPU's thread: sleep until its buffer is a quarter full, or for -w ms,
- * drain it, pause 1 ms; until the main thread says stop.  Every signal
- * stays blocked here: the main thread takes them.
+ * drain it, pause 1 ms (not after a drain of half the buffer); until the
+ * main thread says stop.  Every signal stays blocked here: the main thread
+ * takes them.
  *
  * The wait is also cut to the time a quarter of the buffer took to fill at
  * the last interval's rate (1 ms at the least): a backstop for a late

@@ -128,8 +128,8 @@ static void *spin(void *arg)
 
 	pin_to_cpu(__atomic_add_fetch(&q->next_cpu, 1, __ATOMIC_SEQ_CST));
 	set_fifo(98);
+	until = now_s() + 1;	/* the clock's first read, before the markers */
 	__atomic_add_fetch(&q->ready, 1, __ATOMIC_SEQ_CST);
-	until = now_s() + 1;
 	while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) && now_s() < until)
 		;
 	return NULL;
