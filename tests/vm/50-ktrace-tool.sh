@@ -114,7 +114,11 @@ check "unknown group" '[ $rc -ne 0 ] && has_err "no group '"'nosuchgroup'"'"'
 # kernel's quarter-full watermark as soon as 1 ms after the last drain)
 # loses most of it; draining at the watermark, it keeps up but for what
 # the host's scheduling of 4 vCPUs on fewer cores makes it miss (0-3%
-# here): under a tenth lost.
+# here, 16% once on an RT kernel, whose watermark wakeup waits for the
+# tick): under a tenth lost, or under half of the least a recording that
+# drained only every -w ms could lose (it keeps at most a buffer a CPU
+# per -w, and one more at the end).  A flood that ran long enough for
+# that bound to be small gets the tenth alone.
 kt -b 16384 -e 0
 cpus=$(grep -c '^processor' /proc/cpuinfo)
 {
@@ -127,8 +131,13 @@ cpus=$(grep -c '^processor' /proc/cpuinfo)
 } >"$T/flood.sh"
 kt -e syscall -c all -w 1000 -o "$T/f" -- /bin/sh "$T/flood.sh"
 grep -F "CPUs," "$T/err" | sed 's/^/# /'
-check "a flood on every CPU, -w 1000: under a tenth of its records lost" \
-	'[ $rc -eq 0 ] && grep "CPUs," "$T/err" | awk "{ r = \$6; l = \$8 } END { exit !(r > 0 && l * 10 < r + l) }"'
+# "ktrace: 4 CPUs, 1.112 s: 1605862 records, 0 lost, 38542736 bytes"
+flood_ok='{ c = $2; secs = $4; r = $6; l = $8 }
+	END { t = r + l; kept = c * 16384 * (int(secs) + 2)
+	      least = t > kept ? t - kept : 0
+	      exit !(r > 0 && (l * 10 < t || l * 2 < least)) }'
+check "a flood on every CPU, -w 1000: under a tenth lost, or under half of what -w alone would lose" \
+	'[ $rc -eq 0 ] && grep "CPUs," "$T/err" | awk "$flood_ok"'
 kt -b "$bufsize" -e 0
 
 # ---- small buffers lose records, and say so ---------------------------------
