@@ -143,20 +143,22 @@ static __always_inline bool ktrace_free_room(struct ktrace_buf *buf,
 					     unsigned long head,
 					     unsigned long need)
 {
-	unsigned long mask = buf->size - 1, end = tail, freed = 0, i, now;
+	unsigned long mask = buf->size - 1, end = tail, freed = 0, i;
 	u32 event;
 
 	/*
 	 * Writers that interrupted us since we loaded @tail have finished:
 	 * if one freed, @freeing and @tail moved on together, and we look
-	 * again.  @freeing ahead of @tail is a claim in progress, that of a
-	 * writer we interrupted.
+	 * again.  @freeing ahead of a @tail that has not moved is a claim in
+	 * progress, that of a writer we interrupted.  @tail is loaded again
+	 * after @freeing: a nested writer that freed between the two loads
+	 * moved both, and is no claim in progress (the task, which
+	 * interrupted nobody, dropped events that way).
 	 */
-	now = smp_load_acquire(&buf->tail);
-	if (local_read(&buf->freeing) != now)
-		return false;
-	if (now != tail)
+	if (smp_load_acquire(&buf->tail) != tail)
 		return true;
+	if (local_read(&buf->freeing) != tail)
+		return READ_ONCE(buf->tail) != tail;
 	while (head - end + need > buf->size) {
 		/*
 		 * An event, then its continuation records up to the next

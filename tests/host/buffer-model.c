@@ -220,7 +220,7 @@ void *kshim_alloc(size_t size)
 #define OW_TASK_EVENTS	24
 #define OW_BURST	12
 #define OW_MAX_EVENTS	(OW_TASK_EVENTS + MAX_IRQS * OW_BURST)
-static struct { u32 seq, nr; u64 tsc; } events[OW_MAX_EVENTS];
+static struct { u32 seq, nr; u64 tsc; int depth; } events[OW_MAX_EVENTS];
 
 /* 1, 2 or 4 records, each carrying the event's number */
 static void write_event_ow(void)
@@ -234,7 +234,7 @@ static void write_event_ow(void)
 		ktrace_write(KTRACE_user_mark, seq, 1);
 	else
 		ktrace_write_args(KTRACE_user_mark, args, 2 * nr);
-	events[seq] = (typeof(events[0])){ seq, nr, ctx_resv[depth] };
+	events[seq] = (typeof(events[0])){ seq, nr, ctx_resv[depth], depth };
 }
 
 static void write_event(void)
@@ -455,6 +455,12 @@ static const char *check_overwrite(void)
 	/* the reserved events, oldest first: the model's stream */
 	qsort(events, next_seq, sizeof(events[0]), by_tsc);
 	for (i = 0; i < next_seq; i++) {
+		/*
+		 * Only a writer that interrupted a claim or a reservation not
+		 * yet published may drop: the task interrupted nobody.
+		 */
+		if (!events[i].tsc && !events[i].depth)
+			return "the task dropped an event, with no claim or reservation below it";
 		if (!events[i].tsc) {
 			dropped += events[i].nr;
 			continue;
