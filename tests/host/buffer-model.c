@@ -26,7 +26,10 @@
  * cmpxchg on @head that succeeded) with their time stamps; the snapshot
  * read afterwards must hold exactly the newest of them, whole and in
  * order, and the overwritten and lost counts must add up to the records
- * of the others.
+ * of the others.  A writer may drop its event only while a context it
+ * interrupted holds a claim or records it has not published (the task
+ * never may), and the lost markers with the count still pending must
+ * add up to the lost count.
  *
  * Usage: buffer-model SCENARIO RUNS SEED; prints TAP for one scenario.
  * Scenarios: full (item 1 of issue 10), wakeup1 and wakeup4 (item 3, with
@@ -72,6 +75,17 @@ static u32 next_seq;		/* sequence number of the next event written */
 static bool overwrite;		/* the overwrite scenario */
 /* per context (task, irq, nested irq): its last time stamp and its reservation */
 static u64 ctx_tsc[3], ctx_resv[3];
+/*
+ * Overwrite: per context, its records reserved and not yet published, and
+ * whether it holds a claim (@freeing moved, @tail not yet released).  A
+ * writer may drop its event only while a context it interrupted is in one
+ * of those windows; any other drop is noted in bad_drop.  marker_lost
+ * adds up the counts the KTRACE_META_LOST records carried.
+ */
+static long ctx_unpublished[3];
+static bool ctx_claim[3];
+static const char *bad_drop;
+static u64 marker_lost;
 
 static unsigned int rnd(unsigned int n)
 {
@@ -137,9 +151,38 @@ void kshim_load(const volatile void *p, void *v, size_t size)
 	load(p, v, size);
 }
 
+/* overwrite: a record published, or a claim released, by CPU 0's writer */
+static void note_store(volatile void *p, const void *v)
+{
+	struct ktrace_buf *buf = ktrace_cpu_buf(0);
+	struct ktrace_record *rec;
+	size_t off = (char *)p - (char *)buf->recs;
+	u32 event, a1, a2;
+
+	if (p == &buf->tail) {
+		ctx_claim[irq_depth] = false;
+		return;
+	}
+	if ((char *)p < (char *)buf->recs || off >= buf->size * sizeof(*rec) ||
+	    off % sizeof(*rec) != offsetof(struct ktrace_record, event))
+		return;
+	memcpy(&event, v, sizeof(event));
+	if (!event)		/* freeing, not publishing */
+		return;
+	ctx_unpublished[irq_depth]--;
+	rec = (struct ktrace_record *)((char *)p - offsetof(struct ktrace_record, event));
+	if (event == KTRACE_META_LOST) {
+		load(&rec->arg1, &a1, sizeof(a1));
+		load(&rec->arg2, &a2, sizeof(a2));
+		marker_lost += a1 | (u64)a2 << 32;
+	}
+}
+
 void kshim_store(volatile void *p, const void *v, size_t size)
 {
 	kshim_yield();
+	if (overwrite && running && kshim_cpu == 0)
+		note_store(p, v);
 	store(p, v, size);
 }
 
@@ -159,9 +202,22 @@ long kshim_local_cmpxchg(long *p, long old, long new)
 	if (cur == old)
 		store(p, &new, sizeof(new));
 	/* the model's ground truth: this context's event got its records */
-	if (cur == old && p == &ktrace_cpu_buf(0)->head.a)
+	if (cur == old && p == &ktrace_cpu_buf(0)->head.a) {
 		ctx_resv[irq_depth] = ctx_tsc[irq_depth];
+		ctx_unpublished[irq_depth] = new - old;
+	}
+	if (cur == old && p == &ktrace_cpu_buf(0)->freeing.a)
+		ctx_claim[irq_depth] = true;
 	return cur;
+}
+
+/* overwrite: a drop, with no window of an interrupted writer below it */
+static bool drop_unexplained(void)
+{
+	for (int d = 0; d < irq_depth; d++)
+		if (ctx_unpublished[d] > 0 || ctx_claim[d])
+			return false;
+	return true;
 }
 
 long kshim_local_add_return(long *p, long n)
@@ -169,6 +225,12 @@ long kshim_local_add_return(long *p, long n)
 	long cur;
 
 	kshim_yield();
+	if (overwrite && running && kshim_cpu == 0 && p == &ktrace_cpu_buf(0)->lost.a &&
+	    drop_unexplained() && !bad_drop)
+		bad_drop = irq_depth ? "an interrupt dropped an event, with no claim or "
+				       "unpublished reservation below it" :
+				       "the task dropped an event, with no claim or "
+				       "reservation below it";
 	load(p, &cur, sizeof(cur));
 	cur += n;
 	store(p, &cur, sizeof(cur));
@@ -220,7 +282,7 @@ void *kshim_alloc(size_t size)
 #define OW_TASK_EVENTS	24
 #define OW_BURST	12
 #define OW_MAX_EVENTS	(OW_TASK_EVENTS + MAX_IRQS * OW_BURST)
-static struct { u32 seq, nr; u64 tsc; int depth; } events[OW_MAX_EVENTS];
+static struct { u32 seq, nr; u64 tsc; } events[OW_MAX_EVENTS];
 
 /* 1, 2 or 4 records, each carrying the event's number */
 static void write_event_ow(void)
@@ -234,7 +296,7 @@ static void write_event_ow(void)
 		ktrace_write(KTRACE_user_mark, seq, 1);
 	else
 		ktrace_write_args(KTRACE_user_mark, args, 2 * nr);
-	events[seq] = (typeof(events[0])){ seq, nr, ctx_resv[depth], depth };
+	events[seq] = (typeof(events[0])){ seq, nr, ctx_resv[depth] };
 }
 
 static void write_event(void)
@@ -348,6 +410,10 @@ static void setup(unsigned long wakeup)
 	reader_sleeps = false;
 	woken = false;
 	irq_depth = 0;
+	memset(ctx_unpublished, 0, sizeof(ctx_unpublished));
+	memset(ctx_claim, 0, sizeof(ctx_claim));
+	bad_drop = NULL;
+	marker_lost = 0;
 	irqs_left = rnd(MAX_IRQS + 1);
 	stickiness = rnd(4) ? 0 : 2 + rnd(6);
 }
@@ -455,12 +521,6 @@ static const char *check_overwrite(void)
 	/* the reserved events, oldest first: the model's stream */
 	qsort(events, next_seq, sizeof(events[0]), by_tsc);
 	for (i = 0; i < next_seq; i++) {
-		/*
-		 * Only a writer that interrupted a claim or a reservation not
-		 * yet published may drop: the task interrupted nobody.
-		 */
-		if (!events[i].tsc && !events[i].depth)
-			return "the task dropped an event, with no claim or reservation below it";
 		if (!events[i].tsc) {
 			dropped += events[i].nr;
 			continue;
@@ -497,6 +557,10 @@ static const char *check_overwrite(void)
 		return "the overwritten count is not the records of the older events";
 	if (local_read(&buf->lost) != dropped)
 		return "the lost count is not the records of the dropped events";
+	if (bad_drop)
+		return bad_drop;
+	if (marker_lost + local_read(&buf->lost_pending) != dropped)
+		return "the lost markers and the pending count are not the lost count";
 	if (!dropped && used + 3 < RING)
 		return "more was overwritten than the room needed";
 	runs_dropped += dropped != 0;
