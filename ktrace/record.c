@@ -13,8 +13,11 @@
  * alone is not enough either: with sched or syscall tracing on, ktrace's
  * own wakeups and reads write records, more than a quarter of a small
  * buffer; the pause bounds that to a thousand drains a second per CPU.  A
- * drain that found the buffer half full skips the pause: that is no longer
- * ktrace's own records, and 4096 records fill in about 1 ms in a flood.
+ * drain of SELF_RECORDS_MAX or more skips the pause: that is no longer
+ * ktrace's own records, and 4096 records fill in about 1 ms in a flood,
+ * less than a late timer can keep the reader away (skipping it only after
+ * half a buffer, ktrace lost three times as much in a flood at 4096
+ * records a CPU).
  * The main thread starts the command, waits for it, a signal or the end of
  * -d, puts the mask back, stops the threads and drains what is left.
  *
@@ -402,7 +405,7 @@ static void set_rt_priority(struct recorder *r, unsigned int cpu)
 
 /*
  * A CPU's thread: sleep until its buffer is a quarter full, or for -w ms,
- * drain it, pause 1 ms (not after a drain of half the buffer); until the
+ * drain it, pause 1 ms (only after a drain of ktrace's own records); until the
  * main thread says stop.  Every signal stays blocked here: the main thread
  * takes them.
  *
@@ -449,11 +452,10 @@ static void *cpu_thread(void *arg)
 		last = t;
 		/*
 		 * The pause is for drains of little more than ktrace's own
-		 * records; one that found half the buffer full goes straight
+		 * records; after any larger one the reader goes straight
 		 * back to the watermark.
 		 */
-		if ((got < SELF_RECORDS_MAX || got * 2 < c->buf_records) &&
-		    ppoll(&pfd[1], 1, &pause, NULL) > 0)
+		if (got < SELF_RECORDS_MAX && ppoll(&pfd[1], 1, &pause, NULL) > 0)
 			break;
 	}
 	return NULL;
