@@ -6,8 +6,9 @@
  * own trace file and its own thread, which sleeps in ppoll() until the
  * CPU's buffer is a quarter full (the kernel's wakeup watermark,
  * KTRACE_IOC_SET_WAKEUP) or -w ms have passed, then drains it with
- * non-blocking reads of whole records, appending them to the file, and
- * pauses 1 ms before it sleeps again.  A flood fills 16384 records in a few
+ * non-blocking reads of whole records, appending them to the file, and,
+ * after a drain of little more than its own records, pauses 1 ms before it
+ * sleeps again.  A flood fills 16384 records in a few
  * ms: a fixed pause of -w ms lost most of it, and one thread draining every
  * CPU in turn lost more than the peers' per-CPU readers.  The watermark
  * alone is not enough either: with sched or syscall tracing on, ktrace's
@@ -405,9 +406,9 @@ static void set_rt_priority(struct recorder *r, unsigned int cpu)
 
 /*
  * A CPU's thread: sleep until its buffer is a quarter full, or for -w ms,
- * drain it, pause 1 ms (only after a drain of ktrace's own records); until the
- * main thread says stop.  Every signal stays blocked here: the main thread
- * takes them.
+ * drain it, pause 1 ms (only after a drain of ktrace's own records); until
+ * the main thread says stop.  Every signal stays blocked here: the main
+ * thread takes them.
  *
  * The wait is also cut to the time a quarter of the buffer took to fill at
  * the last interval's rate (1 ms at the least): a backstop for a late

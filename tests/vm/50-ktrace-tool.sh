@@ -119,7 +119,8 @@ check "unknown group" '[ $rc -ne 0 ] && has_err "no group '"'nosuchgroup'"'"'
 # drained only every -w ms could lose (it keeps at most a buffer a CPU
 # per -w, and one more at the end).  A flood that ran long enough for
 # that bound to be small gets the tenth alone.
-kt -b 16384 -e 0
+flood_buf=16384
+kt -b $flood_buf -e 0
 cpus=$(grep -c '^processor' /proc/cpuinfo)
 {
 	echo 'i=0'
@@ -133,11 +134,11 @@ kt -e syscall -c all -w 1000 -o "$T/f" -- /bin/sh "$T/flood.sh"
 grep -F "CPUs," "$T/err" | sed 's/^/# /'
 # "ktrace: 4 CPUs, 1.112 s: 1605862 records, 0 lost, 38542736 bytes"
 flood_ok='{ c = $2; secs = $4; r = $6; l = $8 }
-	END { t = r + l; kept = c * 16384 * (int(secs) + 2)
+	END { t = r + l; kept = c * buf * (int(secs) + 2)
 	      least = t > kept ? t - kept : 0
 	      exit !(r > 0 && (l * 10 < t || l * 2 < least)) }'
 check "a flood on every CPU, -w 1000: under a tenth lost, or under half of what -w alone would lose" \
-	'[ $rc -eq 0 ] && grep "CPUs," "$T/err" | awk "$flood_ok"'
+	'[ $rc -eq 0 ] && grep "CPUs," "$T/err" | awk -v buf=$flood_buf "$flood_ok"'
 kt -b "$bufsize" -e 0
 
 # ---- small buffers lose records, and say so ---------------------------------
