@@ -191,6 +191,7 @@ struct run {
 	int child_status;
 	bool child_done;
 	unsigned long files, records, lost;
+	unsigned long failed;		/* rings given up: their files are incomplete */
 };
 
 static volatile sig_atomic_t child_pid;
@@ -234,12 +235,26 @@ static int create_output(struct run *run, struct ring *g)
 	}
 	g->out.fd = fd;
 	g->out.records = 0;
+	errno = ENOSPC;		/* what a short write means */
 	if (write(fd, h, sizeof(*h)) != sizeof(*h)) {
-		pr_err("%s/%s: cannot write the header", run->dir, g->out_name);
+		pr_err("%s/%s: cannot write the header: %s", run->dir, g->out_name,
+		       strerror(errno));
 		return -1;
 	}
 	run->files++;
 	return 0;
+}
+
+/*
+ * No more of @g is written (what was, stays): the caller said why.  The
+ * thread is told, so that it stops recording and never waits for us (a
+ * thread waiting for room looks every 10 ms).
+ */
+static void give_up_ring(struct run *run, struct ring *g)
+{
+	g->failed = true;
+	run->failed++;
+	__atomic_store_n(&g->r->abandoned, 1, __ATOMIC_RELEASE);
 }
 
 /* Take ring @name if it is whole; false: not yet (try again next round). */
@@ -298,9 +313,9 @@ static bool take_ring(struct run *run, const char *name)
 	    g->hdr.cpu != -1 || memcmp(g->hdr.magic, KTFILE_MAGIC, 8) ||
 	    g->hdr.header_size != KTFILE_HEADER_SIZE) {
 		pr_warn("%s/%s: bad ring header; ignored", run->rings_dir, name);
-		g->failed = true;
+		give_up_ring(run, g);
 	} else if (create_output(run, g) < 0) {
-		g->failed = true;
+		give_up_ring(run, g);
 	}
 	g->done = 0;
 	g->last_tsc = g->hdr.ref_tsc;
@@ -345,7 +360,7 @@ static void drain_ring(struct run *run, struct ring *g)
 		pr_warn("%s/%s: ring out of order (%llu after %llu); the rest of it is dropped",
 			run->dir, g->out_name, (unsigned long long)end,
 			(unsigned long long)g->done);
-		g->failed = true;
+		give_up_ring(run, g);
 		return;
 	}
 	while (g->done < end) {
@@ -361,7 +376,7 @@ static void drain_ring(struct run *run, struct ring *g)
 		if (ret < 0) {
 			pr_err("%s/%s: %s; the rest of this thread is dropped", run->dir,
 			       g->out_name, strerror(-ret));
-			g->failed = true;
+			give_up_ring(run, g);
 			return;
 		}
 		for (uint64_t i = 0; i < nr; i++)
@@ -484,8 +499,14 @@ static void make_rings_dir(struct run *run)
 	run->rings_fd = open_checked_dir(run->rings_dir);
 	fd = openat(run->rings_fd, "control", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
-	if (fd < 0 || ftruncate(fd, KT_RING_HEADER) < 0)
-		die("%s/control: %s", run->rings_dir, strerror(errno));
+	/* its page allocated: a sparse one that tmpfs has no room for is a SIGBUS */
+	if (fd < 0 || (errno = posix_fallocate(fd, 0, KT_RING_HEADER)) != 0) {
+		int err = errno;
+
+		unlinkat(run->rings_fd, "control", 0);
+		rmdir(run->rings_dir);
+		die("%s/control: %s", run->rings_dir, strerror(err));
+	}
 	c = mmap(NULL, KT_RING_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED)
 		die("%s/control: mmap: %s", run->rings_dir, strerror(errno));
@@ -653,5 +674,11 @@ int main(int argc, char **argv)
 	if (getenv("KTRACE_RUN_VERBOSE"))
 		fprintf(stderr, "ktrace-run: %lu files, %lu records, %lu lost, in %s (rings in %s)\n",
 			run.files, run.records, run.lost, run.dir, run.rings_dir);
+	/* the command's status if it failed; else ours, if the trace did */
+	if (run.failed && WIFEXITED(run.child_status) && WEXITSTATUS(run.child_status) == 0) {
+		pr_err("%lu thread%s not traced to the end (see above)", run.failed,
+		       run.failed == 1 ? "" : "s");
+		return 1;
+	}
 	return exit_like(run.child_status);
 }

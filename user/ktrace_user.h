@@ -36,7 +36,7 @@
  *   KTRACE_USER_DROP  1: when a buffer is full, drop records (counted,
  *                     and marked in the file) instead of waiting for the
  *                     writer
- *   KTRACE_TSC_HZ     TSC frequency, skips the 15 ms calibration
+ *   KTRACE_TSC_HZ     TSC frequency (1 MHz to 100 GHz), skips the 15 ms calibration
  *                     (ktrace-run passes it on to the processes it runs)
  *   KTRACE_RUN_RINGS  set by ktrace-run: its ring directory
  */

@@ -37,6 +37,13 @@
  *    returns): it drops its record and counts it; the next record that
  *    finds room writes a lost marker first, as the kernel does.
  *
+ * Waits.  A thread waits for the drainer only while its ring is full (or
+ * to flush, or for room for its last lost marker), and never for ever: it
+ * stops waiting, and recording, when the drainer sets @abandoned in the
+ * ring, or when @done has not moved for DRAINER_GONE_MS while it waited
+ * (the drainer is gone, stopped, stuck, or never took the ring).  A live
+ * drainer moves @done of every ring it drains in each round.
+ *
  * The fast path has no system call, no lock prefix and no atomic other than
  * that: about 25 instructions and one rdtsc per event.
  */
@@ -46,6 +53,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/ktrace.h>
 
 #include "files.h"
@@ -100,13 +108,16 @@ struct kt_ring {
 	uint64_t done __attribute__((aligned(64)));	/* in the file before it */
 	uint32_t done_seq;		/* futex: bumped when done moves */
 	int waiting;			/* the owner sleeps on done_seq */
+	uint32_t abandoned;		/* the drainer writes no more of this ring
+					 * (its file failed, the ring is bad): the
+					 * thread stops recording, never waits on it */
 };
 
 _Static_assert(sizeof(struct kt_ring) <= KT_RING_HEADER, "ring header fits its page");
 
 /*
  * ktrace-run's control page, the file "control" in its ring directory: how
- * a thread whose ring is filling wakes it, and how it knows it still runs.
+ * a thread whose ring is filling wakes it.
  */
 #define KT_CONTROL_MAGIC	0x316c72746374726bull	/* "krtctrl1" */
 
@@ -117,7 +128,8 @@ struct kt_control {
 	uint32_t kick __attribute__((aligned(64)));	/* futex: rings to drain */
 	int sleeping;			/* the drainer waits on kick */
 	uint32_t rings_made;		/* bumped with each new ring: look for it */
-	uint64_t heartbeat;		/* bumped by every round of the drainer */
+	uint64_t heartbeat;		/* bumped by every round of the drainer (a thread
+					 * goes by its ring's @done: see "Waits") */
 };
 
 static inline struct ktrace_record *kt_ring_records(struct kt_ring *r)
@@ -138,14 +150,18 @@ struct kt_stream {
 	struct ktrace_record *ring;	/* kt_ring_records(shm) */
 	uint64_t mask;			/* ring size in records - 1 */
 	uint32_t tid;
-	uint64_t wait_tsc;		/* waiting for ktrace-run since (0: not) */
-	uint64_t wait_heartbeat;	/* its heartbeat then */
+	uint64_t wait_since_ns;		/* CLOCK_MONOTONIC: waiting, with
+					 * @done_seq at @wait_seq, since (0: not) */
+	uint32_t wait_seq;
 
 	/* shared with the writer thread or a flush: a cache line of its own */
 	int lock __attribute__((aligned(64)));	/* tid of the thread writing the file, 0 */
 	int state;			/* enum kt_state */
 	bool failed;			/* the file failed: records are dropped */
 	struct ktfile_writer file;	/* standalone only */
+	dev_t file_dev;			/* standalone: the file @file.fd must be, */
+	ino_t file_ino;			/* checked before it is written */
+	uint64_t unwritten;		/* standalone: records dropped after @failed */
 	struct kt_stream *next;		/* all streams, never unlinked */
 	char path[PATH_MAX];
 };

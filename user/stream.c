@@ -41,6 +41,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -54,7 +55,10 @@
 #define MAX_RECORDS		(1u << 24)
 #define WRITER_PERIOD_MS	100	/* low-rate streams reach the file this often */
 #define LOCK_WAIT_MS		2000	/* a flush gives up on a stuck stream */
-#define DRAINER_GONE_MS		2000	/* no heartbeat of ktrace-run that long: drop */
+#define DRAINER_GONE_MS		2000	/* a wait with @done unmoved that long: drop */
+#define FD_OUT_OF_THE_WAY	4096	/* standalone: trace files from this fd up */
+#define TSC_HZ_MIN		1000000ull	/* KTRACE_TSC_HZ outside: calibrate */
+#define TSC_HZ_MAX		100000000000ull
 
 __thread struct kt_stream *kt_self __attribute__((tls_model("initial-exec")));
 /* the thread does not record: it failed to start, or it is ending */
@@ -84,6 +88,8 @@ static struct {
 	int kick;			/* futex: records to write */
 	int writer_sleeping;
 	int final;			/* the process is going: writer, stop */
+	/* said once per process, on stderr */
+	bool told_no_ring, told_stall, told_fd;
 } kt = { .once = PTHREAD_ONCE_INIT };
 
 static KT_NOTRACE pid_t gettid_raw(void)
@@ -116,6 +122,14 @@ static KT_NOTRACE void futex_wait_shared(void *addr, int val, long ms)
 	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
+static KT_NOTRACE uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
 static KT_NOTRACE void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
@@ -135,6 +149,115 @@ static KT_NOTRACE void warn(const char *what, const char *path, int err)
 }
 
 /* ---- the file side ------------------------------------------------------- */
+
+/*
+ * Standalone, the trace files are descriptors of the program, which may
+ * close descriptors it did not open (closefrom(), close_range(), dup2()
+ * over them) and open files of its own under the same numbers.  So the
+ * library keeps its descriptors high, where opening files does not reach,
+ * and before each write (and before it cuts a file, or closes it) checks
+ * that the descriptor is still its file: same device and inode.  If not,
+ * the file is opened again by its name, if that is still the same file;
+ * else the thread's recording stops.  A file of the program is never
+ * written, cut or closed.
+ */
+static KT_NOTRACE int fd_out_of_the_way(int fd)
+{
+	struct rlimit lim;
+	rlim_t low = FD_OUT_OF_THE_WAY;
+	int high;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur / 2 < low)
+		low = lim.rlim_cur / 2;
+	if (fd < 0 || (rlim_t)fd >= low)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)low);
+	if (high < 0)
+		return fd;	/* no room up there: checked all the same */
+	close(fd);
+	return high;
+}
+
+static KT_NOTRACE bool fd_is_file(int fd, const struct kt_stream *s)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == s->file_dev &&
+	       st.st_ino == s->file_ino;
+}
+
+/* @s->file.fd is the thread's file, or is made so again; false: it cannot be. */
+static KT_NOTRACE bool file_is_ours(struct kt_stream *s)
+{
+	int fd = s->file.fd, dfd, err;
+
+	if (fd_is_file(fd, s))
+		return true;
+	s->file.fd = -1;	/* the program's now, or closed: not ours to close */
+	dfd = kt_open_checked_dir(kt.dir);
+	fd = dfd < 0 ? -1 : openat(dfd, strrchr(s->path, '/') + 1,
+				   O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	err = errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0 && !fd_is_file(fd, s)) {
+		close(fd);
+		fd = -1;
+		err = ESTALE;	/* another file by that name now */
+	}
+	if (fd < 0) {
+		warn("the program closed or replaced this thread's trace file descriptor and the "
+		     "file cannot be opened again; recording of this thread stops", s->path, err);
+		return false;
+	}
+	s->file.fd = fd_out_of_the_way(fd);
+	if (!kt.told_fd) {
+		kt.told_fd = true;
+		warn("the program closed or replaced a trace file descriptor; "
+		     "the file was opened again", s->path, 0);
+	}
+	return true;
+}
+
+/*
+ * Append @nr records to @s's file, after its last whole record; a torn
+ * record that a failed write leaves is cut off.  Returns 0 or -errno.
+ */
+static KT_NOTRACE int append_file(struct kt_stream *s, const struct ktrace_record *recs,
+				  size_t nr)
+{
+	size_t len = nr * sizeof(*recs), done = 0;
+	off_t start = ktfile_bytes(&s->file);
+	int ret = 0;
+
+	if (!file_is_ours(s))
+		return -EBADF;
+	while (done < len) {
+		ssize_t n = pwrite(s->file.fd, (const char *)recs + done, len - done,
+				   start + done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -ENOSPC;
+			break;
+		}
+		done += n;
+	}
+	s->file.records += done / sizeof(*recs);
+	if (done % sizeof(*recs) && fd_is_file(s->file.fd, s) &&
+	    ftruncate(s->file.fd, ktfile_bytes(&s->file)) < 0)
+		ret = -errno;
+	return ret;
+}
+
+/* Close @s's file, if the descriptor is still its. */
+static KT_NOTRACE int close_file(struct kt_stream *s)
+{
+	if (!fd_is_file(s->file.fd, s))
+		s->file.fd = -1;
+	return ktfile_close(&s->file);
+}
 
 static KT_NOTRACE bool stream_trylock(struct kt_stream *s, int tid)
 {
@@ -160,6 +283,14 @@ static KT_NOTRACE bool stream_lock(struct kt_stream *s, int tid)
 	return true;
 }
 
+/* Records the file misses: @nr from @first, a lost marker for those it counts. */
+static KT_NOTRACE void count_unwritten(struct kt_stream *s, uint64_t first, uint64_t nr)
+{
+	for (uint64_t i = first; i < first + nr; i++)
+		s->unwritten += s->ring[i].event == KTRACE_META_LOST ?
+			(s->ring[i].arg1 | (uint64_t)s->ring[i].arg2 << 32) : 1;
+}
+
 /*
  * Write the committed records to the file, at most @max; the lock is
  * held.  In pieces of an eighth of the ring, each freed as soon as it is
@@ -181,11 +312,20 @@ static KT_NOTRACE int write_out(struct kt_stream *s, uint64_t max)
 
 		if (nr > size / 8)
 			nr = size / 8;
-		if (!s->failed) {
-			ret = ktfile_append(&s->file, s->ring + first, nr);
+		if (s->failed) {
+			count_unwritten(s, first, nr);
+		} else {
+			uint64_t before = s->file.records;
+
+			ret = append_file(s, s->ring + first, nr);
 			if (ret < 0) {
-				warn("cannot write; recording of this thread stops", s->path, -ret);
+				/* -EBADF: file_is_ours() said why */
+				if (ret != -EBADF)
+					warn("cannot write; recording of this thread stops",
+					     s->path, -ret);
 				s->failed = true;
+				before = s->file.records - before;
+				count_unwritten(s, first + before, nr - before);
 			}
 		}
 		pos += nr;
@@ -262,28 +402,44 @@ static KT_NOTRACE void start_writer(void)
 /* ---- the slow path --------------------------------------------------------- */
 
 /*
- * Drained: ktrace-run has not moved for DRAINER_GONE_MS while we waited
- * (killed, stopped): the thread drops its records from now on rather than
- * hang the program.
+ * Whether @done of ring @r has not moved (@done_seq still *@seq) for
+ * DRAINER_GONE_MS of waiting, since *@since_ns (0: starts now): the
+ * drainer is gone, stopped or stuck, or never took the ring.  Then the
+ * thread drops its records (counted) until it moves, rather than hang the
+ * program.  The clock, not the TSC: KTRACE_TSC_HZ is the user's.
  */
-static KT_NOTRACE bool drainer_gone(struct kt_stream *s)
+static KT_NOTRACE bool stalled(struct kt_ring *r, uint64_t *since_ns, uint32_t *seq)
 {
-	uint64_t beat = __atomic_load_n(&kt.control->heartbeat, __ATOMIC_RELAXED);
-	uint64_t now = kt_rdtsc();
+	uint32_t now_seq = __atomic_load_n(&r->done_seq, __ATOMIC_ACQUIRE);
+	uint64_t now = monotonic_ns();
 
-	if (!s->wait_tsc || beat != s->wait_heartbeat) {
-		s->wait_tsc = now;
-		s->wait_heartbeat = beat;
+	if (!*since_ns || now_seq != *seq) {
+		*since_ns = now;
+		*seq = now_seq;
 		return false;
 	}
-	return now - s->wait_tsc > kt.tsc_hz / 1000 * DRAINER_GONE_MS;
+	return now - *since_ns > DRAINER_GONE_MS * 1000000ull;
 }
 
-/* The ring is full: write it ourselves, or wait for the writer to. */
-static KT_NOTRACE void wait_for_room(struct kt_stream *s)
+/* Drained: ktrace-run gave up on this ring; the thread stops recording. */
+static KT_NOTRACE bool abandoned(struct kt_stream *s)
+{
+	if (!s->failed && __atomic_load_n(&s->shm->abandoned, __ATOMIC_ACQUIRE))
+		s->failed = true;
+	return s->failed;
+}
+
+/*
+ * The ring is full: write it ourselves, or wait for the writer to.  False:
+ * do not wait for it any more (see stalled() and abandoned()).
+ */
+static KT_NOTRACE bool wait_for_room(struct kt_stream *s)
 {
 	struct kt_ring *r = s->shm;
 	uint32_t seq = __atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST);
+
+	if (abandoned(s) || stalled(r, &s->wait_since_ns, &s->wait_seq))
+		return false;
 
 	/*
 	 * One piece, then back to recording: the writer, kicked, writes the
@@ -294,7 +450,7 @@ static KT_NOTRACE void wait_for_room(struct kt_stream *s)
 		write_out(s, (s->mask + 1) / 8);
 		stream_unlock(s);
 		kick_writer();
-		return;
+		return true;
 	}
 	kick_writer();
 	/* the writer frees a piece in tens of microseconds: spin that long first */
@@ -315,14 +471,23 @@ static KT_NOTRACE void wait_for_room(struct kt_stream *s)
 	__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&r->done_seq, __ATOMIC_ACQUIRE) != seq)
 		goto moved;
-	if (kt.mode == KT_DRAINED && drainer_gone(s)) {
-		warn("ktrace-run does not drain this thread's ring; its records are dropped",
-		     NULL, 0);
-		s->failed = true;
+	if (abandoned(s))
+		return false;
+	if (stalled(r, &s->wait_since_ns, &s->wait_seq)) {
+		if (!kt.told_stall) {
+			kt.told_stall = true;
+			warn(kt.mode == KT_DRAINED ?
+			     "ktrace-run has not drained a full ring for 2 s; its thread drops "
+			     "records (counted) until it does" :
+			     "the writer thread has not written a full ring for 2 s; its thread "
+			     "drops records (counted) until it does", NULL, 0);
+		}
+		return false;
 	}
-	return;
+	return true;
 moved:
-	s->wait_tsc = 0;
+	s->wait_since_ns = 0;
+	return true;
 }
 
 KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
@@ -343,7 +508,10 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 				return false;
 			}
 			__atomic_store_n(&s->shm->committed, s->head, __ATOMIC_RELEASE);
-			wait_for_room(s);
+			if (!wait_for_room(s)) {
+				__atomic_fetch_add(&s->shm->lost, n, __ATOMIC_RELAXED);
+				return false;
+			}
 			continue;
 		}
 		if (!s->shm->lost)
@@ -545,6 +713,11 @@ static KT_NOTRACE void setup_program(void)
 		kt.records <<= 1;
 	kt.drop = env_number("KTRACE_USER_DROP", 0) != 0;
 	kt.tsc_hz = env_number("KTRACE_TSC_HZ", 0);
+	if (kt.tsc_hz && (kt.tsc_hz < TSC_HZ_MIN || kt.tsc_hz > TSC_HZ_MAX)) {
+		/* it bounds the spin of a full ring */
+		warn("out of range (1 MHz to 100 GHz), measuring it", "KTRACE_TSC_HZ", 0);
+		kt.tsc_hz = 0;
+	}
 	if (!kt.tsc_hz)
 		kt.tsc_hz = ktfile_tsc_hz();
 	kt.tsc_invariant = tsc_is_invariant();
@@ -590,13 +763,49 @@ static KT_NOTRACE void setup_process(void)
 /* ---- streams ----------------------------------------------------------------- */
 
 /*
+ * The pages of a new ring file, allocated now: a sparse file that tmpfs
+ * has no room for kills the thread (SIGBUS) at its first store to such a
+ * page.  Past RLIMIT_FSIZE the kernel sends SIGXFSZ instead of an error:
+ * not tried.  Returns 0 or an errno.
+ */
+static KT_NOTRACE int reserve_file(int fd, off_t bytes)
+{
+	struct rlimit fsize;
+	char zeros[4096];
+	int err;
+
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)bytes > fsize.rlim_cur)
+		return EFBIG;
+	do
+		err = posix_fallocate(fd, 0, bytes);
+	while (err == EINTR);
+	if (err != EOPNOTSUPP)
+		return err;
+	/* a file system without fallocate: write the zeros */
+	memset(zeros, 0, sizeof(zeros));
+	for (off_t off = 0; off < bytes; ) {
+		ssize_t n = pwrite(fd, zeros, bytes - off < (off_t)sizeof(zeros) ?
+				   (size_t)(bytes - off) : sizeof(zeros), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : ENOSPC;
+		off += n;
+	}
+	return 0;
+}
+
+/*
  * Drained: a new ring file in ktrace-run's directory, ring.<pid>.<tid>.<n>
  * (n: a name an earlier image of this process, before exec, did not take),
- * mapped shared, its descriptor closed at once.
+ * mapped shared, its space reserved, its descriptor closed at once; on
+ * failure removed (ktrace-run would wait for it to be made).
  */
 static KT_NOTRACE struct kt_ring *map_shared_ring(size_t bytes, uint32_t pid, uint32_t tid)
 {
-	int dfd = kt_open_checked_dir(kt.rings), fd = -1;
+	int dfd = kt_open_checked_dir(kt.rings), fd = -1, err;
 	struct kt_ring *r;
 	char name[64];
 
@@ -609,13 +818,24 @@ static KT_NOTRACE struct kt_ring *map_shared_ring(size_t bytes, uint32_t pid, ui
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
-	close(dfd);
-	if (fd < 0)
+	if (fd < 0) {
+		err = errno;
+		close(dfd);
+		errno = err;
 		return NULL;
-	r = MAP_FAILED;
-	if (ftruncate(fd, bytes) == 0)
-		r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
+	/* mapped first (not touched yet): no memory taken for a ring that cannot be mapped */
+	r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = r == MAP_FAILED ? errno : reserve_file(fd, bytes);
+	if (err && r != MAP_FAILED) {
+		munmap(r, bytes);
+		r = MAP_FAILED;
+	}
 	close(fd);
+	if (err)
+		unlinkat(dfd, name, 0);
+	close(dfd);
+	errno = err;
 	return r == MAP_FAILED ? NULL : r;
 }
 
@@ -675,6 +895,7 @@ static KT_NOTRACE struct kt_stream *claim_stream(const struct ktfile_header *h)
 	r->committed = r->done = 0;
 	r->lost = 0;
 	r->ended = 0;
+	r->abandoned = 0;
 	r->file = *h;
 	r->version = KT_RING_VERSION;
 	s->ring = kt_ring_records(r);
@@ -691,6 +912,7 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 {
 	struct ktfile_header h;
 	struct kt_stream *s;
+	struct stat st;
 	char name[48];
 	int fd;
 
@@ -698,17 +920,27 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 			   KTRACE_GRP_user | KTRACE_GRP_func);
 	s = claim_stream(&h);
 	if (!s) {
-		warn("cannot map a ring; this thread is not recorded",
-		     kt.mode == KT_DRAINED ? kt.rings : NULL, errno);
+		/* no memory, no room in the ring directory: once, not per thread */
+		if (!kt.told_no_ring) {
+			char what[160];
+
+			kt.told_no_ring = true;
+			snprintf(what, sizeof(what), "no room for a thread's ring (%llu bytes); "
+				 "threads without one are not recorded",
+				 (unsigned long long)(KT_RING_HEADER +
+						      kt.records * sizeof(struct ktrace_record)));
+			warn(what, kt.mode == KT_DRAINED ? kt.rings : NULL, errno);
+		}
 		return NULL;
 	}
 	s->tid = h.tid;
 	s->head = 0;
 	s->last_tsc = h.ref_tsc;
 	s->nest = 0;
-	s->wait_tsc = 0;
+	s->wait_since_ns = 0;
 	s->limit = (s->mask + 1) / 2;
 	s->failed = false;
+	s->unwritten = 0;
 	s->lock = 0;
 	snprintf(name, sizeof(name), "trace.pid%u.tid%u", h.pid, h.tid);
 	snprintf(s->path, sizeof(s->path), "%.*s/%s", PATH_MAX - 64, kt.dir, name);
@@ -718,8 +950,8 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 		kick_writer();
 		return s;
 	}
-	fd = kt_create_file_in(kt.dir, name, false);
-	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h)) {
+	fd = fd_out_of_the_way(kt_create_file_in(kt.dir, name, false));
+	if (fd < 0 || pwrite(fd, &h, sizeof(h), 0) != sizeof(h) || fstat(fd, &st) < 0) {
 		warn("cannot create", s->path, errno);
 		if (fd >= 0)
 			close(fd);
@@ -728,6 +960,8 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	}
 	s->file.fd = fd;
 	s->file.records = 0;
+	s->file_dev = st.st_dev;
+	s->file_ino = st.st_ino;
 	return s;
 }
 
@@ -779,12 +1013,27 @@ static KT_NOTRACE void write_lost(struct kt_stream *s)
 	struct ktrace_record r;
 	uint64_t tsc = kt_rdtsc();
 
-	if (!lost || s->failed)
+	if (!lost)
 		return;
 	kt_put(&r, tsc < s->last_tsc ? s->last_tsc : tsc, KTRACE_META_LOST, 0,
 	       (uint32_t)lost, (uint32_t)(lost >> 32));
-	if (ktfile_append(&s->file, &r, 1) < 0)
+	if (s->failed || append_file(s, &r, 1) < 0) {
 		s->failed = true;
+		s->unwritten += lost;
+	}
+}
+
+/* Standalone: how many records its file misses, once its thread or the process ends. */
+static KT_NOTRACE void tell_unwritten(struct kt_stream *s)
+{
+	char what[96];
+
+	if (!s->unwritten)
+		return;
+	snprintf(what, sizeof(what), "%llu records of this thread are not in it",
+		 (unsigned long long)s->unwritten);
+	warn(what, s->path, 0);
+	s->unwritten = 0;
 }
 
 /* Standalone: write what is left of @s and free it for another thread; lock held. */
@@ -794,9 +1043,10 @@ static KT_NOTRACE void close_stream(struct kt_stream *s)
 
 	write_out(s, UINT64_MAX);
 	write_lost(s);
-	ret = ktfile_close(&s->file);
+	ret = close_file(s);
 	if (ret < 0 && !s->failed)
 		warn("close", s->path, -ret);
+	tell_unwritten(s);
 	__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
 }
 
@@ -810,15 +1060,21 @@ static KT_NOTRACE void release_ring(struct kt_stream *s)
 	struct kt_ring *r = s->shm;
 
 	if (s->shm->lost && s->nest == 0) {
-		/* room for the marker: wait for it even with KTRACE_USER_DROP */
-		while (!s->failed &&
-		       s->head + 1 > __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) + s->mask + 1)
-			wait_for_room(s);
-		s->nest = 1;
-		if (!s->failed)
+		bool full;
+
+		/*
+		 * Room for the marker: wait for it even with KTRACE_USER_DROP
+		 * (not for ever: else ktrace-run marks what the ring says)
+		 */
+		while ((full = s->head + 1 > __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) +
+			       s->mask + 1) && wait_for_room(s))
+			;
+		if (!full && !abandoned(s)) {
+			s->nest = 1;
 			kt_slow_path(s, s->head, 0);
-		s->nest = 0;
-		__atomic_store_n(&r->committed, s->head, __ATOMIC_RELEASE);
+			s->nest = 0;
+			__atomic_store_n(&r->committed, s->head, __ATOMIC_RELEASE);
+		}
 	}
 	__atomic_store_n(&r->ended, 1, __ATOMIC_RELEASE);
 	kick_writer();
@@ -848,25 +1104,31 @@ static KT_NOTRACE void end_thread(void *arg)
 	stream_unlock(s);
 }
 
-/* Drained: wait until ktrace-run has written @s's ring up to @end. */
-static KT_NOTRACE int wait_drained(struct kt_stream *s, uint64_t end)
+/*
+ * Drained: wait until ktrace-run has written @s's ring up to @end; -1 if
+ * it gave up on the ring, or @done did not move for DRAINER_GONE_MS (or,
+ * @no_wait, at all).
+ */
+static KT_NOTRACE int wait_drained(struct kt_stream *s, uint64_t end, bool no_wait)
 {
 	struct kt_ring *r = s->shm;
+	uint64_t since_ns = 0;		/* not the owner's: it may be waiting too */
+	uint32_t wait_seq;
 
-	s->wait_tsc = 0;
+	stalled(r, &since_ns, &wait_seq);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST);
 
 		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= end)
 			return 0;
+		if (abandoned(s) || no_wait)
+			return -1;
 		kick_writer();
 		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&r->done_seq, __ATOMIC_SEQ_CST) == seq)
 			futex_wait_shared(&r->done_seq, seq, 10);
 		__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&r->done_seq, __ATOMIC_ACQUIRE) != seq)
-			s->wait_tsc = 0;
-		else if (drainer_gone(s))
+		if (stalled(r, &since_ns, &wait_seq))
 			return -1;
 	}
 }
@@ -875,6 +1137,7 @@ KT_NOTRACE int kt_flush_all(bool final)
 {
 	struct kt_stream *me = kt_self;
 	int tid = gettid_raw(), ret = 0;
+	bool drainer_stalled = false;	/* one flush waits DRAINER_GONE_MS at most once */
 
 	if (!kt.pid || kt.pid != getpid())
 		return 0;		/* nothing recorded in this process */
@@ -898,14 +1161,18 @@ KT_NOTRACE int kt_flush_all(bool final)
 			continue;	/* being claimed: no records yet */
 		}
 		if (kt.mode == KT_DRAINED) {
-			if (wait_drained(s, __atomic_load_n(&s->shm->committed,
-							    __ATOMIC_ACQUIRE)) < 0)
+			if (wait_drained(s, __atomic_load_n(&s->shm->committed, __ATOMIC_ACQUIRE),
+					 drainer_stalled) < 0) {
 				ret = -1;
+				drainer_stalled |= !s->failed;
+			}
 		} else if (write_out(s, UINT64_MAX) < 0) {
 			ret = -1;
 		}
-		if (final)
+		if (final) {
 			write_lost(s);
+			tell_unwritten(s);
+		}
 		stream_unlock(s);
 	}
 	return ret;
@@ -939,7 +1206,7 @@ static KT_NOTRACE void at_fork_child(void)
 				       (s->mask + 1) * sizeof(struct ktrace_record));
 			s->shm = NULL;
 		} else if (s->state == KT_LIVE) {
-			close(s->file.fd);
+			close_file(s);
 		}
 		s->lock = 0;
 		s->state = KT_FREE;
