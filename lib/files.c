@@ -2,8 +2,10 @@
 /*
  * files: safe creation and opening of files by name (see files.h).
  */
+#define _GNU_SOURCE		/* O_PATH */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,25 +40,84 @@ const char *kt_create_strerror(int err)
 	return strerror(-err);
 }
 
+const char *kt_file_type(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFLNK:
+		return "a symbolic link";
+	}
+	return "a special file";
+}
+
+/*
+ * Look first, open after: an O_PATH descriptor opens nothing (no driver's
+ * open or release runs, a FIFO does not wait for a writer), fstat says what
+ * it is, and only then is that same inode opened for reading through
+ * /proc/self/fd, which cannot be swapped for another name.  Without /proc
+ * the name is opened again, non-blocking, and must still be that inode.
+ */
+int kt_open_checked(const char *path, bool fifo_ok, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd = -1, err;
+	struct stat now;
+	char proc[32];
+	bool by_name = false;
+
+	st->st_mode = 0;
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode) && !(fifo_ok && S_ISFIFO(st->st_mode))) {
+		err = -EINVAL;
+		goto out;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && access("/proc/self/fd", F_OK) < 0) {
+		by_name = true;
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (fstat(fd, &now) < 0)
+		err = -errno;
+	else if (now.st_dev != st->st_dev || now.st_ino != st->st_ino)
+		err = -EAGAIN;		/* replaced while we looked */
+	else if (by_name && fcntl(fd, F_SETFL, 0) < 0)
+		err = -errno;
+	else
+		err = 0;
+out:
+	close(pfd);
+	if (!err)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 int kt_open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
-	int err;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-	} else if (fcntl(fd, F_SETFL, 0) < 0) {
-		err = -errno;
-	} else {
-		return fd;
-	}
-	close(fd);
-	return err;
+	return kt_open_checked(path, false, &st);
 }
 
 int kt_mkdir_private(const char *path)

@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "ktfile.h"
 #include "util.h"
 
@@ -209,12 +211,21 @@ fail:
 	return NULL;
 }
 
+/*
+ * A file or a pipe (`dtrace /dev/stdin`, `<(zcat t.cpu0.gz)`); a device,
+ * even one a planted link in a trace directory names, is not opened.
+ */
 struct ktfile_reader *ktfile_open(const char *path, unsigned int flags)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = kt_open_checked(path, true, &st);
 
+	if (fd == -EINVAL) {
+		pr_err("%s: is %s, not a trace file", path, kt_file_type(st.st_mode));
+		return NULL;
+	}
 	if (fd < 0) {
-		pr_err("%s: %s", path, strerror(errno));
+		pr_err("%s: %s", path, strerror(-fd));
 		return NULL;
 	}
 	return ktfile_open_fd(fd, path, flags);
