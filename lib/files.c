@@ -62,55 +62,58 @@ const char *kt_file_type(mode_t mode)
 }
 
 /*
- * Look first, open after: an O_PATH descriptor opens nothing (no driver's
- * open or release runs, a FIFO does not wait for a writer), fstat says what
- * it is, and only then is that same inode opened for reading through
- * /proc/self/fd, which cannot be swapped for another name.  Without /proc
- * the name is opened again, non-blocking, and must still be that inode.
+ * Open what O_PATH descriptor @pfd (of @path, found to be *st) is, with
+ * @flags, through /proc/self/fd: that inode, whatever has become of the
+ * name.  Without /proc the name is opened again (O_NONBLOCK, O_NOFOLLOW
+ * where @flags say) and must still be that inode.
  */
-int kt_open_checked(const char *path, bool fifo_ok, struct stat *st)
+int kt_reopen(int pfd, const char *path, const struct stat *st, int flags)
 {
-	int pfd = open(path, O_PATH | O_CLOEXEC), fd = -1, err;
 	struct stat now;
 	char proc[32];
 	bool by_name = false;
+	int fd, err;
 
-	st->st_mode = 0;
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, st) < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st->st_mode) && !(fifo_ok && S_ISFIFO(st->st_mode))) {
-		err = -EINVAL;
-		goto out;
-	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	fd = open(proc, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	fd = open(proc, (flags & ~O_NOFOLLOW) | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && access("/proc/self/fd", F_OK) < 0) {
 		by_name = true;
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	}
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
+	if (fd < 0)
+		return -errno;
 	if (fstat(fd, &now) < 0)
 		err = -errno;
 	else if (now.st_dev != st->st_dev || now.st_ino != st->st_ino)
 		err = -EAGAIN;		/* replaced while we looked */
-	else if (by_name && fcntl(fd, F_SETFL, 0) < 0)
+	else if (by_name && fcntl(fd, F_SETFL, flags & O_APPEND) < 0)
 		err = -errno;
 	else
-		err = 0;
-out:
-	close(pfd);
-	if (!err)
 		return fd;
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return err;
+}
+
+/*
+ * Look first, open after: an O_PATH descriptor opens nothing (no driver's
+ * open or release runs, a FIFO does not wait for a writer), fstat says what
+ * it is, and only then is that same inode opened for reading.
+ */
+int kt_open_checked(const char *path, bool fifo_ok, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd;
+
+	st->st_mode = 0;
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) < 0)
+		fd = -errno;
+	else if (!S_ISREG(st->st_mode) && !(fifo_ok && S_ISFIFO(st->st_mode)))
+		fd = -EINVAL;
+	else
+		fd = kt_reopen(pfd, path, st, O_RDONLY);
+	close(pfd);
+	return fd;
 }
 
 int kt_open_regular(const char *path)

@@ -40,6 +40,15 @@ const char *kt_create_strerror(int err);
  */
 int kt_open_checked(const char *path, bool fifo_ok, struct stat *st);
 
+/*
+ * Open the file that O_PATH descriptor @pfd for @path is, found by fstat
+ * to be *st, with open() @flags: that same inode even if the name was
+ * swapped since (through /proc/self/fd; without /proc by name, compared by
+ * device and inode).  Returns the fd (O_CLOEXEC) or -errno, -EAGAIN when
+ * the name now leads to another file.
+ */
+int kt_reopen(int pfd, const char *path, const struct stat *st, int flags);
+
 /* kt_open_checked(path, false, ...): only a regular file. */
 int kt_open_regular(const char *path);
 
