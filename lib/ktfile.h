@@ -148,6 +148,7 @@ struct ktfile_event {
  * @swapped: the file was written in the other byte order (read all the same)
  * @cut:     KTFILE_FORCE ended the file early at a bad record
  * @bad:     the file ended at a bad record: an error (without KTFILE_FORCE)
+ * @bad_offset: where the bad record is (with @bad or @cut)
  * @torn:    bytes left out at the end, a torn tail: a record cut short or
  *           an event cut inside its continuation records (a warning)
  * @index:   free for the caller (the merge: position in its file list)
@@ -160,6 +161,7 @@ struct ktfile_reader {
 	bool swapped;
 	bool cut;
 	bool bad;
+	uint64_t bad_offset;
 	uint64_t torn;
 	unsigned int index;
 	struct ktfile_event ev;

@@ -32,6 +32,7 @@ static int bad(struct ktfile_reader *r, uint64_t off, const char *fmt, ...)
 	char msg[256];
 	va_list ap;
 
+	r->bad_offset = off;
 	if (r->flags & KTFILE_QUIET) {
 		r->state = 0;
 		return 0;

@@ -10,6 +10,8 @@
 #    offset and what is wrong, exit 1, every other file to its end;
 #  - a torn tail (a partial last record, as SIGKILL or a live file leave):
 #    a warning naming the file and the bytes left out, exit 0.
+#  - -S: "lost" is the sum of the lost markers in the good parts (from the
+#    raw records), and it says which files end torn or bad.
 . "$(dirname "$0")/dtrace-common.sh"
 
 cd "$TMP" || exit 1
@@ -32,10 +34,31 @@ same_output() {
 	cmp -s bad.txt cut.txt
 	ok $? "$desc: the text is the good part's" \
 		"$(wc -l <bad.txt) lines against $(wc -l <cut.txt); $(diff bad.txt cut.txt | head -n 4)"
-	timeout -k 2 30 "$DTRACE" -S "${bad[@]}" 2>/dev/null | sed 's/ [^ ]*$//' >bad.sum
-	timeout -k 2 30 "$DTRACE" -S "${cut[@]}" 2>/dev/null | sed 's/ [^ ]*$//' >cut.sum
+	timeout -k 2 30 "$DTRACE" -S "${bad[@]}" 2>/dev/null >bad.S
+	timeout -k 2 30 "$DTRACE" -S "${cut[@]}" 2>/dev/null >cut.S
+	# the file names and what -S says of a file's end aside
+	sed -E '/^(torn|bad) /d; s/  \((torn tail|ends at a bad record).*//; s/ [^ ]*$//' bad.S >bad.sum
+	sed -E 's/ [^ ]*$//' cut.S >cut.sum
 	cmp -s bad.sum cut.sum
 	ok $? "$desc: the summary counts every good file's events" "$(diff bad.sum cut.sum | head -n 6)"
+	[ "$(awk '$1 == "lost" { print $2 }' bad.S)" = "$(lost_truth "${cut[@]}")" ]
+	ok $? "$desc: -S lost is the sum of the lost markers in the good parts" \
+		"-S: $(grep ^lost bad.S), the records: $(lost_truth "${cut[@]}")"
+}
+
+# lost_truth FILE...: records lost, as the lost markers in the files say
+lost_truth() {
+	python3 - "$@" <<'PY'
+import struct, sys
+n = 0
+for path in sys.argv[1:]:
+    d = open(path, "rb").read()
+    for off in range(512, len(d) - 23, 24):
+        tsc, ev, tid, a1, a2 = struct.unpack_from("<QIIII", d, off)
+        if ev == 1 << 24:
+            n += a1 | a2 << 32
+print(n)
+PY
 }
 
 # kind, bytes before the offset ktgen names where the good part ends
@@ -51,6 +74,10 @@ for kc in order:0 cont-orphan:0 cont-seq:24 cont-end:48; do
 	rc=$?
 	[ $rc -eq 1 ] && grep -q "^dtrace: m.cpu0: offset $off: " err && [ "$(wc -l <err)" -eq 1 ]
 	ok $? "$kind: an error naming the file and offset $off, exit 1" "exit $rc: $(head -c 300 err)"
+	"$DTRACE" -S $files >out 2>/dev/null
+	grep -q "^bad         1 file not read past a bad record$" out &&
+		grep -q " m.cpu0  (ends at a bad record, offset $off)$" out
+	ok $? "$kind: -S says which file ends at a bad record, where" "$(grep -E "^bad|m.cpu0" out)"
 	check "$kind: the merge ends only the bad file (model)" \
 		"$MODEL" --expect-bad m.cpu0=m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
 	same_output "$kind" $files -- m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
@@ -87,6 +114,10 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "^dtrace: warning: m.cpu0: offset $off: torn tail.* 10 bytes left out" err
 ok $? "a torn last record: a warning naming the file, offset and bytes, exit 0" \
 	"exit $rc: $(head -c 300 err)"
+"$DTRACE" -S $files >out 2>/dev/null
+grep -q "^torn        1 file cut short at the end: 10 bytes left out$" out &&
+	grep -q " m.cpu0  (torn tail, 10 bytes)$" out
+ok $? "-S says which file has a torn tail and how many bytes" "$(grep -E "^torn|m.cpu0" out)"
 check "a torn last record: every event before it, every other file (model)" \
 	"$MODEL" m.cpu0=m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
 same_output "a torn last record" $files -- m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
