@@ -9,6 +9,7 @@
 # a FIFO must not block it.  Checked by the system calls made (strace):
 #  - no open/openat of a special file or a link to one without O_PATH;
 #  - the only regular file read among them (the good map) is reopened;
+#  - the same for the debug file an ELF's .gnu_debuglink names;
 #  - dtrace ends (timeout), exits 0 for files found beside the trace, with a
 #    warning naming the file; a --kallsyms naming a device is an error.
 . "$(dirname "$0")/dtrace-mktrace.sh"
@@ -98,6 +99,39 @@ st --kallsyms /dev/ptmx --irqs fifo t.cpu0
 check "--kallsyms /dev/ptmx: an error naming it" \
 	'[ $rc -ne 0 ] && grep -q "/dev/ptmx: not a regular file" err'
 check "... not opened" 'none_opened /dev/ptmx'
+
+# a traced ELF file's .gnu_debuglink names the debug file: hostile too.
+# A FIFO or a link to /dev/ptmx there must not hang dtrace or be opened;
+# a real debug file with the right CRC is still used.
+if command -v cc >/dev/null && command -v objcopy >/dev/null; then
+	mkdir elf && printf 'int f(int x) { return x * 2; }\nint main(void) { return f(3); }\n' >elf/p.c &&
+	cc -g -O0 -o elf/full elf/p.c && objcopy --only-keep-debug elf/full elf/good.debug &&
+	objcopy --strip-debug elf/full elf/obj && cp elf/obj elf/obj2 &&
+	objcopy --add-gnu-debuglink=elf/good.debug elf/obj &&
+	touch elf/fifo.debug && objcopy --add-gnu-debuglink=elf/fifo.debug elf/obj2 &&
+	rm elf/fifo.debug && mkfifo elf/fifo.debug
+	addr=$(printf '0x%x' $((0x400000 + 0x$(nm elf/full | awk '$3 == "f" { print $1 }'))))
+	for obj in obj2 obj; do
+		rm -rf u && mkdir u
+		$MKTRACE u/trace.pid7.tid7 --user 7 7 1000:$ENTRY:$addr:0 2000:$EXIT:$addr:0
+		printf 'snapshot 1\nobject 400000 400000 500000 - %s/elf/%s\n' "$TMP" $obj \
+			>u/trace.pid7.maps
+		st u/trace.pid7.tid7
+		if [ $obj = obj2 ]; then
+			check "an ELF whose debug link is a FIFO: dtrace ends, exit 0, names f" \
+				'[ $rc -eq 0 ] && grep -q "enter f" out'
+			check "... the FIFO is not opened" 'none_opened fifo.debug'
+			rm elf/fifo.debug && ln -s /dev/ptmx elf/fifo.debug
+			st u/trace.pid7.tid7
+			check "an ELF whose debug link leads to /dev/ptmx: not opened" \
+				'[ $rc -eq 0 ] && none_opened fifo.debug /dev/ptmx'
+		else
+			check "an ELF with a good debug link: its debug file is looked at, then reopened" \
+				'[ $rc -eq 0 ] && grep -A1 "good.debug\", .*O_PATH) = [0-9]" trace.log |
+				 grep -q "/proc/self/fd/[0-9]*\", O_RDONLY"'
+		fi
+	done
+fi
 
 # a trace file given that is a device: refused without opening it
 st t.cpu0 ptmx.link
