@@ -61,6 +61,7 @@ struct ctf_stream {
 
 static struct {
 	const char *dir;
+	int dir_fd;			/* the files are made in it */
 	struct ctf_stream *streams;	/* by file index */
 	unsigned int nr;
 	uint8_t uuid[16];
@@ -153,9 +154,10 @@ static void write_metadata(const struct ktfile_reader *ref)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/metadata", ctf.dir);
-	fd = kt_create_file(path);
+	fd = openat(ctf.dir_fd, "metadata", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
 	if (fd < 0)
-		die("%s: %s", path, kt_create_strerror(fd));
+		die("%s: %s", path, strerror(errno));
 	f = fdopen(fd, "w");
 	if (!f)
 		die("%s: %s", path, strerror(errno));
@@ -229,8 +231,8 @@ static void open_streams(struct dtrace *dt)
 			 s->user ? s->tid : s->cpu);
 		for (int tries = 0; s->fd < 0; tries++) {
 			snprintf(path, sizeof(path), "%s/%s", ctf.dir, s->name);
-			s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				     0600);
+			s->fd = openat(ctf.dir_fd, s->name,
+				       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (s->fd < 0 && (errno != EEXIST || tries))
 				die("%s: %s", path, strerror(errno));
 			if (s->fd < 0)
@@ -242,31 +244,48 @@ static void open_streams(struct dtrace *dt)
 	write_metadata(ref ? ref : kt_merge_file(dt->merge, 0));
 }
 
-/* DIR is made, or must be empty: old stream files would join the new trace. */
-static void make_dir(const char *dir)
+/*
+ * DIR is made (0700), or must be empty: old stream files would join the
+ * new trace.  An existing one must be this user's and nobody else's to
+ * write: in another user's directory they could read the trace, or swap
+ * its files.  It is opened once, not followed if a link, and the files are
+ * made in what was opened, whatever becomes of the name.
+ */
+static int make_dir(const char *dir)
 {
+	int ret = kt_mkdir_private(dir);
 	struct dirent *de;
+	struct stat st;
+	int fd;
 	DIR *d;
-
-	int ret = kt_mkdir_private(dir);	/* 0700, and not a link to a directory */
 
 	if (ret == -ENOTDIR)
 		die("%s: %s (a link to one is not followed)", dir, strerror(ENOTDIR));
 	if (ret < 0)
 		die("%s: %s", dir, strerror(-ret));
-	d = opendir(dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die("%s: %s", dir, strerror(errno));
+	if (st.st_uid != geteuid())
+		die("%s: belongs to another user (uid %u): CTF goes in a directory of yours",
+		    dir, (unsigned int)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		die("%s: others can write to it (mode %03o): CTF goes in a directory "
+		    "only you can write", dir, (unsigned int)st.st_mode & 0777);
+	d = fdopendir(dup(fd));
 	if (!d)
 		die("%s: %s", dir, strerror(errno));
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			die("%s: not empty: CTF needs a directory of its own", dir);
 	closedir(d);
+	return fd;
 }
 
 static void start(struct dtrace *dt)
 {
 	ctf.dir = dt->output;
-	make_dir(ctf.dir);
+	ctf.dir_fd = make_dir(ctf.dir);
 	open_streams(dt);
 }
 
@@ -421,6 +440,7 @@ static void ctf_end(struct dtrace *dt, struct outbuf *o)
 		free(s->buf);
 	}
 	free(ctf.streams);
+	close(ctf.dir_fd);
 }
 
 const struct dtrace_format dtrace_ctf = {

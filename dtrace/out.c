@@ -3,9 +3,11 @@
  * out: dtrace's output buffer.  One write() per megabyte: printing tens of
  * millions of lines is mostly formatting, not system calls.
  */
+#define _GNU_SOURCE		/* O_PATH */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "dtrace.h"
+#include "files.h"
 #include "pager.h"
 #include "util.h"
 
@@ -26,32 +29,63 @@ void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
 }
 
 /*
- * -o FILE: opened without O_TRUNC, then checked, then emptied.  It must not
- * be one of the inputs (`dtrace -o t.cpu* ...` once put t.cpu0 there, and
- * emptied it before reading it), compared by device and inode so that no
- * other name for an input slips through; and it is not written through a
- * symbolic link (a planted one in /tmp would redirect root's output).  A
- * new file is 0600: the output holds kernel addresses too.
+ * -o FILE, where another user may have planted something (root writing in
+ * /tmp): a new file is created O_EXCL, 0600 (the output holds kernel
+ * addresses).  An existing name is looked at first (O_PATH, O_NOFOLLOW:
+ * nothing is opened, no FIFO waited on) and written only if it is
+ *  - a regular file of this user's with no other links: emptied, as any
+ *    tool writes over its output (another user's file would leak the
+ *    output to them; a hard link could be to any file of this user's);
+ *  - a character device (/dev/null, a tty): only root makes those;
+ *  - a FIFO of this user's;
+ * never a symbolic link.  It must not be one of the inputs either
+ * (`dtrace -o t.cpu* ...` once put t.cpu0 there, and emptied it before
+ * reading it), compared by device and inode so that no other name for an
+ * input slips through.
  */
+static int open_output(const char *path, const struct stat *inputs, unsigned int nr_inputs)
+{
+	const int flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+	int fd = open(path, flags | O_CREAT | O_EXCL, 0600), pfd;
+	struct stat st;
+
+	if (fd >= 0 || errno != EEXIST) {
+		if (fd < 0)
+			die("%s: %s", path, strerror(errno));
+		return fd;
+	}
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) < 0)
+		die("%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		die("%s: is a symbolic link: dtrace does not write through links", path);
+	for (unsigned int i = 0; i < nr_inputs; i++)
+		if (st.st_dev == inputs[i].st_dev && st.st_ino == inputs[i].st_ino)
+			die("%s: is one of the input files: dtrace does not overwrite "
+			    "its input", path);
+	if (!S_ISCHR(st.st_mode) && st.st_uid != geteuid())
+		die("%s: belongs to another user (uid %u): dtrace writes over only "
+		    "a file of yours", path, (unsigned int)st.st_uid);
+	if (S_ISREG(st.st_mode) && st.st_nlink != 1)
+		die("%s: has %ju other (hard) links: dtrace does not write over it", path,
+		    (uintmax_t)st.st_nlink - 1);
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+		die("%s: is %s: dtrace writes to a file, a character device or a FIFO",
+		    path, kt_file_type(st.st_mode));
+	fd = kt_reopen(pfd, path, &st, flags);
+	if (fd < 0)
+		die("%s: %s", path, fd == -EAGAIN ? "replaced while being opened" : strerror(-fd));
+	close(pfd);
+	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
+		die("%s: %s", path, strerror(errno));
+	return fd;
+}
+
 void out_open(struct outbuf *o, const char *path, const struct stat *inputs,
 	      unsigned int nr_inputs)
 {
-	int fd = STDOUT_FILENO;
-	struct stat st;
+	int fd = path ? open_output(path, inputs, nr_inputs) : STDOUT_FILENO;
 
-	if (path) {
-		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-		if (fd < 0 && errno == ELOOP)
-			die("%s: is a symbolic link: dtrace does not write through links", path);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			die("%s: %s", path, strerror(errno));
-		for (unsigned int i = 0; i < nr_inputs; i++)
-			if (st.st_dev == inputs[i].st_dev && st.st_ino == inputs[i].st_ino)
-				die("%s: is one of the input files: dtrace does not overwrite "
-				    "its input", path);
-		if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
-			die("%s: %s", path, strerror(errno));
-	}
 	out_open_fd(o, fd, path ? path : "standard output", DTRACE_OUT_SIZE);
 }
 

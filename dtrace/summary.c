@@ -122,6 +122,34 @@ static void put_tasks(struct dtrace *dt, struct outbuf *o)
 	free(sum.tasks.vals);
 }
 
+/*
+ * What the lost markers cannot say: files whose end was not read, a torn
+ * tail (a writer killed mid-record, a live file) or a bad record.  Said
+ * only when there are such files.
+ */
+static void put_ends(struct dtrace *dt, struct outbuf *o)
+{
+	unsigned int nr_files = kt_merge_nr_files(dt->merge), torn = 0, bad = 0;
+	uint64_t torn_bytes = 0;
+
+	for (unsigned int i = 0; i < nr_files; i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
+
+		if (f->bad || f->cut) {
+			bad++;
+		} else if (f->torn) {
+			torn++;
+			torn_bytes += f->torn;
+		}
+	}
+	if (torn)
+		out_printf(o, "torn        %u file%s cut short at the end: %llu bytes left out\n",
+			   torn, torn > 1 ? "s" : "", (unsigned long long)torn_bytes);
+	if (bad)
+		out_printf(o, "bad         %u file%s not read past a bad record\n", bad,
+			   bad > 1 ? "s" : "");
+}
+
 static void summary_end(struct dtrace *dt, struct outbuf *o)
 {
 	unsigned int nr_files = kt_merge_nr_files(dt->merge);
@@ -135,6 +163,7 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 		   nr_files);
 	out_printf(o, "lost        %llu records (%llu markers)\n",
 		   (unsigned long long)lost, (unsigned long long)markers);
+	put_ends(dt, o);
 	out_printf(o, "time span   ");
 	put_us(o, span);
 	out_printf(o, " us (");
@@ -184,10 +213,16 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
 		struct file_counts fc = sum.files ? sum.files[i] : (struct file_counts){ 0 };
 
-		out_printf(o, "%5.*s %12llu %12llu %8llu  %s\n", dt->files[i].cpu_len,
+		out_printf(o, "%5.*s %12llu %12llu %8llu  %s", dt->files[i].cpu_len,
 			   dt->files[i].cpu, (unsigned long long)fc.events,
 			   (unsigned long long)fc.lost, (unsigned long long)fc.lost_markers,
 			   f->path);
+		if (f->bad || f->cut)
+			out_printf(o, "  (ends at a bad record, offset %llu)",
+				   (unsigned long long)f->bad_offset);
+		else if (f->torn)
+			out_printf(o, "  (torn tail, %llu bytes)", (unsigned long long)f->torn);
+		out_printf(o, "\n");
 	}
 	free(sum.files);
 }

@@ -2,8 +2,10 @@
 /*
  * files: safe creation and opening of files by name (see files.h).
  */
+#define _GNU_SOURCE		/* O_PATH */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,25 +40,87 @@ const char *kt_create_strerror(int err)
 	return strerror(-err);
 }
 
-int kt_open_regular(const char *path)
+const char *kt_file_type(mode_t mode)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-	int err;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFLNK:
+		return "a symbolic link";
+	}
+	return "a special file";
+}
 
+/*
+ * Open what O_PATH descriptor @pfd (of @path, found to be *st) is, with
+ * @flags, through /proc/self/fd: that inode, whatever has become of the
+ * name.  Without /proc the name is opened again (O_NONBLOCK, O_NOFOLLOW
+ * where @flags say) and must still be that inode.
+ */
+int kt_reopen(int pfd, const char *path, const struct stat *st, int flags)
+{
+	struct stat now;
+	char proc[32];
+	bool by_name = false;
+	int fd, err;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, (flags & ~O_NOFOLLOW) | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && access("/proc/self/fd", F_OK) < 0) {
+		by_name = true;
+		fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, &now) < 0)
 		err = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-	} else if (fcntl(fd, F_SETFL, 0) < 0) {
+	else if (now.st_dev != st->st_dev || now.st_ino != st->st_ino)
+		err = -EAGAIN;		/* replaced while we looked */
+	else if (by_name && fcntl(fd, F_SETFL, flags & O_APPEND) < 0)
 		err = -errno;
-	} else {
+	else
 		return fd;
-	}
 	close(fd);
 	return err;
+}
+
+/*
+ * Look first, open after: an O_PATH descriptor opens nothing (no driver's
+ * open or release runs, a FIFO does not wait for a writer), fstat says what
+ * it is, and only then is that same inode opened for reading.
+ */
+int kt_open_checked(const char *path, bool fifo_ok, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd;
+
+	st->st_mode = 0;
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) < 0)
+		fd = -errno;
+	else if (!S_ISREG(st->st_mode) && !(fifo_ok && S_ISFIFO(st->st_mode)))
+		fd = -EINVAL;
+	else
+		fd = kt_reopen(pfd, path, st, O_RDONLY);
+	close(pfd);
+	return fd;
+}
+
+int kt_open_regular(const char *path)
+{
+	struct stat st;
+
+	return kt_open_checked(path, false, &st);
 }
 
 int kt_mkdir_private(const char *path)

@@ -8,12 +8,14 @@
  * Created files are 0600 and directories 0700, created with O_EXCL and
  * O_NOFOLLOW: a link is never followed, a device or FIFO never written.
  * Files read by name that must be files (map files, the ELF files they
- * name) are opened non-blocking and checked to be regular before a read.
+ * name, saved kallsyms) are looked at before they are opened: only a
+ * regular file is ever opened for reading.
  */
 #ifndef KT_FILES_H
 #define KT_FILES_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 /*
  * Create @path for writing, mode 0600.  An existing regular file of that
@@ -27,12 +29,31 @@ int kt_create_file(const char *path);
 const char *kt_create_strerror(int err);
 
 /*
- * Open @path read-only if it is a regular file: opened O_NONBLOCK (a FIFO
- * does not hang the open), checked with fstat, then made blocking again.
- * Returns the fd (O_CLOEXEC) or -errno: -EINVAL for a FIFO, device,
- * socket or directory.
+ * Open @path (links followed) read-only if it is a regular file, or with
+ * @fifo_ok a FIFO: what it is is looked at through an O_PATH descriptor
+ * first, so a device, FIFO or directory in the way is never opened (no
+ * driver's open, no wait for a FIFO's writer), then that same inode is
+ * reopened.  *st: what was found (st_mode 0 if nothing).  Returns the fd
+ * (O_CLOEXEC, blocking) or -errno: -EINVAL for a file of another type
+ * (kt_file_type(st->st_mode) says which), -EAGAIN when the name was
+ * replaced between the look and the open.
  */
+int kt_open_checked(const char *path, bool fifo_ok, struct stat *st);
+
+/*
+ * Open the file that O_PATH descriptor @pfd for @path is, found by fstat
+ * to be *st, with open() @flags: that same inode even if the name was
+ * swapped since (through /proc/self/fd; without /proc by name, compared by
+ * device and inode).  Returns the fd (O_CLOEXEC) or -errno, -EAGAIN when
+ * the name now leads to another file.
+ */
+int kt_reopen(int pfd, const char *path, const struct stat *st, int flags);
+
+/* kt_open_checked(path, false, ...): only a regular file. */
 int kt_open_regular(const char *path);
+
+/* "a character device", "a FIFO", "a directory" ...: for messages. */
+const char *kt_file_type(mode_t mode);
 
 /*
  * Make directory @path, mode 0700; an existing one is accepted if it is a

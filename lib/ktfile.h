@@ -147,6 +147,10 @@ struct ktfile_event {
  * @hdr:     the header, converted to host byte order
  * @swapped: the file was written in the other byte order (read all the same)
  * @cut:     KTFILE_FORCE ended the file early at a bad record
+ * @bad:     the file ended at a bad record: an error (without KTFILE_FORCE)
+ * @bad_offset: where the bad record is (with @bad or @cut)
+ * @torn:    bytes left out at the end, a torn tail: a record cut short or
+ *           an event cut inside its continuation records (a warning)
  * @index:   free for the caller (the merge: position in its file list)
  * @ev:      the event the last ktfile_next() returned
  * The rest is private to ktfile_read.c.
@@ -156,6 +160,9 @@ struct ktfile_reader {
 	struct ktfile_header hdr;
 	bool swapped;
 	bool cut;
+	bool bad;
+	uint64_t bad_offset;
+	uint64_t torn;
 	unsigned int index;
 	struct ktfile_event ev;
 
@@ -183,10 +190,12 @@ struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flag
 
 /*
  * Read the next event into r->ev.  Returns 1, 0 at the end of the file, or
- * -1 after printing what is wrong with the file and where.  Checked: torn
- * last record, time stamps going back, CONT records not following an event
- * or out of sequence, chains without END.  With KTFILE_FORCE such a record
- * ends the file: a warning, then 0.
+ * -1 after printing what is wrong with the file and where.  Checked: time
+ * stamps going back, CONT records not following an event or out of
+ * sequence, chains without END, read errors.  With KTFILE_FORCE such a
+ * record ends the file: a warning, then 0.  A torn tail (the file ends
+ * inside a record or a chain: a killed writer, a live file) is not an
+ * error: a warning, r->torn set, then 0.
  */
 int ktfile_next(struct ktfile_reader *r);
 

@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "ktfile.h"
 #include "util.h"
 
@@ -30,6 +32,7 @@ static int bad(struct ktfile_reader *r, uint64_t off, const char *fmt, ...)
 	char msg[256];
 	va_list ap;
 
+	r->bad_offset = off;
 	if (r->flags & KTFILE_QUIET) {
 		r->state = 0;
 		return 0;
@@ -45,8 +48,25 @@ static int bad(struct ktfile_reader *r, uint64_t off, const char *fmt, ...)
 	} else {
 		pr_err("%s: offset %llu: %s", r->path, (unsigned long long)off, msg);
 		r->state = -1;
+		r->bad = true;
 	}
 	return r->state;
+}
+
+/*
+ * The file ends inside a record or inside an event's continuation records:
+ * what a writer killed mid-write or a file still being written leaves.  The
+ * events before are good; the @bytes from @off are left out with a warning
+ * (silently under KTFILE_QUIET), and the file ends without an error.
+ */
+static int torn_tail(struct ktfile_reader *r, uint64_t off, uint64_t bytes, const char *where)
+{
+	r->torn = bytes;
+	r->state = 0;
+	if (!(r->flags & KTFILE_QUIET))
+		pr_warn("%s: offset %llu: torn tail (the file ends inside %s), %llu bytes left out",
+			r->path, (unsigned long long)off, where, (unsigned long long)bytes);
+	return 0;
 }
 
 /* Read up to @len bytes; fewer only at the end of the file. */
@@ -209,12 +229,21 @@ fail:
 	return NULL;
 }
 
+/*
+ * A file or a pipe (`dtrace /dev/stdin`, `<(zcat t.cpu0.gz)`); a device,
+ * even one a planted link in a trace directory names, is not opened.
+ */
 struct ktfile_reader *ktfile_open(const char *path, unsigned int flags)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = kt_open_checked(path, true, &st);
 
+	if (fd == -EINVAL) {
+		pr_err("%s: is %s, not a trace file", path, kt_file_type(st.st_mode));
+		return NULL;
+	}
 	if (fd < 0) {
-		pr_err("%s: %s", path, strerror(errno));
+		pr_err("%s: %s", path, strerror(-fd));
 		return NULL;
 	}
 	return ktfile_open_fd(fd, path, flags);
@@ -275,11 +304,10 @@ static inline const struct ktrace_record *take(struct ktfile_reader *r)
 	const struct ktrace_record *rec = peek(r);
 
 	if (!rec) {
-		if (r->tail)
-			bad(r, offset_of(r, 0), "truncated record (%u of %zu bytes)",
-			    r->tail, RECORD_SIZE);
-		else if (r->read_errno)
+		if (r->read_errno)
 			bad(r, offset_of(r, 0), "read error: %s", strerror(r->read_errno));
+		else if (r->tail)
+			torn_tail(r, offset_of(r, 0), r->tail, "a record");
 		else
 			r->state = 0;
 		return NULL;
@@ -333,10 +361,13 @@ int ktfile_next(struct ktfile_reader *r)
 		if (rec->event & KTRACE_EVT_END)
 			return 1;
 	}
-	if (idx && !rec && (r->tail || r->read_errno)) {
-		take(r);		/* the torn record is the news */
+	if (idx && !rec && r->read_errno) {
+		take(r);		/* the read error is the news */
 		return r->state;
 	}
+	if (idx && !rec)
+		return torn_tail(r, ev->offset, offset_of(r, 0) + r->tail - ev->offset,
+				 "the event's continuation records");
 	if (idx)
 		return bad(r, offset_of(r, r->pos),
 			   "continuation chain of the event at offset %llu has no END record",

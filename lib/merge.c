@@ -158,8 +158,9 @@ struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
 	for (unsigned int i = 0; i < m->nr_files; i++) {
 		int ret = ktfile_next(m->files[i]);
 
+		/* a bad first record ends that file only, as any bad record does */
 		if (ret < 0)
-			goto fail;
+			m->failed = true;
 		if (ret > 0)
 			m->heap[m->nr_heap++] = m->files[i];
 	}
@@ -177,12 +178,13 @@ struct ktfile_reader *kt_merge_next(struct kt_merge *m)
 		int ret = ktfile_next(m->heap[0]);
 
 		m->advance = false;
-		if (ret < 0) {
+		/*
+		 * A bad record ends its file (the reader said where and what):
+		 * the other files' events are still good and still come.
+		 */
+		if (ret < 0)
 			m->failed = true;
-			m->nr_heap = 0;
-			return NULL;
-		}
-		if (!ret)
+		if (ret <= 0)
 			m->heap[0] = m->heap[--m->nr_heap];
 		if (m->nr_heap)
 			sift_down(m, 0);

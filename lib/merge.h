@@ -38,10 +38,14 @@ struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
 
 /*
  * The reader whose event (its ->ev) is next in time; valid until the next
- * call.  NULL at the end, or when a file is bad (kt_merge_failed()).
+ * call.  NULL at the end of all the files.  A bad record ends its file
+ * only (the reader prints where and what; kt_merge_failed() is true from
+ * then on), and a torn tail ends its file with a warning: the other files
+ * are merged to their end.
  */
 struct ktfile_reader *kt_merge_next(struct kt_merge *m);
 
+/* A file had a bad record (its events stopped there): exit non-zero. */
 bool kt_merge_failed(const struct kt_merge *m);
 
 /* The files kept, in the order given: index 0 .. kt_merge_nr_files() - 1. */

@@ -126,13 +126,13 @@ on_tty PAGER=slowpager -- "$TMP"/small/t.* "; test -e $TMP/pager.log && echo wai
 ok $? "dtrace exits after its pager" "exit $rc; $(head -n 3 "$TMP/tty")"
 
 # messages go through the pager too where they would have gone to the
-# terminal, or the pager's screen would hide them: a file whose last
-# record is cut, found when it is reached
+# terminal, or the pager's screen would hide them: the warning for a file
+# whose last record is cut, found when it is reached
 mkdir "$TMP/cut" && cp "$TMP"/small/t.* "$TMP/cut/" &&
 	truncate -s -5 "$TMP/cut/t.cpu1"
 on_tty PAGER=fakepager -- "$TMP"/cut/t.*
-[ $rc -eq 1 ] && ran fakepager && [ "$(wc -l <"$TMP/paged")" -gt 100 ] &&
-	grep -q "^dtrace: .*t.cpu1: .*truncated record" "$TMP/paged" && [ ! -s "$TMP/tty" ]
+[ $rc -eq 0 ] && ran fakepager && [ "$(wc -l <"$TMP/paged")" -gt 100 ] &&
+	grep -q "^dtrace: warning: .*t.cpu1: .*torn tail" "$TMP/paged" && [ ! -s "$TMP/tty" ]
 ok $? "messages to the terminal go to the pager too" \
 	"exit $rc; $(grep dtrace: "$TMP/paged" 2>&1); $(head -n 2 "$TMP/tty")"
 

@@ -2,13 +2,17 @@
 /*
  * merge-model: check the merge against a model too simple to be wrong.
  *
- *   merge-model FILE...
+ *   merge-model [--expect-bad] FILE[=MODEL_FILE]...
  *
  * The model reads every file whole, folds CONT records into the event
  * before them, concatenates the files' events in command-line order and
  * sorts them stably by time stamp.  kt_merge must hand out the same events
  * (time stamp, code, tid, arguments, file) in the same order.  Exit 0 and
  * "N events agree", or 1 and the first difference.
+ *
+ * FILE=MODEL_FILE: the merge reads FILE, the model MODEL_FILE, the good
+ * part of FILE (a bad or torn file cut where it goes bad): a bad file must
+ * end only itself.  --expect-bad: the merge must also say it failed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,13 +84,24 @@ int main(int argc, char **argv)
 {
 	struct kt_merge *m;
 	struct ktfile_reader *f;
+	bool expect_bad = false;
 	size_t i = 0;
 
 	util_set_progname(argv[0]);
+	if (argc > 1 && !strcmp(argv[1], "--expect-bad")) {
+		expect_bad = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 2)
-		die("usage: merge-model FILE...");
-	for (int a = 1; a < argc; a++)
-		load(argv[a], a - 1);
+		die("usage: merge-model [--expect-bad] FILE[=MODEL_FILE]...");
+	for (int a = 1; a < argc; a++) {
+		char *eq = strchr(argv[a], '=');
+
+		if (eq)
+			*eq = '\0';
+		load(eq ? eq + 1 : argv[a], a - 1);
+	}
 	qsort(events, nr_events, sizeof(*events), by_time_stable);
 
 	m = kt_merge_open(argv + 1, argc - 1, 0);
@@ -106,8 +121,8 @@ int main(int argc, char **argv)
 			    (unsigned long long)ev->tsc, ev->code, f->path,
 			    (unsigned long long)me->tsc, me->code, argv[me->file + 1]);
 	}
-	if (kt_merge_failed(m))
-		return 1;
+	if (kt_merge_failed(m) != expect_bad)
+		die("the merge %s", expect_bad ? "did not fail" : "failed");
 	if (i != nr_events)
 		die("the merge has %zu events, the model %zu", i, nr_events);
 	printf("%zu events agree\n", i);
