@@ -179,6 +179,11 @@ int kt_flush_all(bool final) KT_HIDDEN;
 
 /* kt_create_file_in() and kt_open_checked_dir(): lib/files.h */
 
+/* How many of @len bytes written at @start stay under RLIMIT_FSIZE. */
+size_t kt_fsize_room(off_t start, size_t len) KT_HIDDEN;
+/* Write @len bytes of @msg to stderr, if that takes no file past it. */
+void kt_say(const char *msg, int len) KT_HIDDEN;
+
 /* maps.c: write the process's map, build ids and event names. */
 void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;
 int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,

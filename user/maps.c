@@ -18,6 +18,7 @@
  * is in the later one.  event lines name the program's user events.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "libktrace.h"
@@ -33,26 +35,90 @@
 #define NAME_MAX_LEN	32
 #define FORMAT_MAX_LEN	128
 
+/* The map file being written: whole lines only, see out_flush(). */
 struct maps_out {
 	int fd;
+	bool failed;			/* lines were lost: no more of this snapshot */
 	size_t len;
-	char buf[8192];
+	char path[PATH_MAX];		/* for the message */
+	char buf[8192];			/* whole lines at each flush */
 };
 
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t maps_pid;			/* the process whose file exists */
 static unsigned long long maps_loads;	/* dlopen()s and dlclose()s it has seen */
+static bool maps_told_lost;		/* a loss said, once per process */
+
+/* The bytes of the whole lines among the first @len of @buf. */
+static KT_NOTRACE size_t whole_lines(const char *buf, size_t len)
+{
+	while (len && buf[len - 1] != '\n')
+		len--;
+	return len;
+}
+
+/* No stdio: it may be said in a signal handler's flush. */
+static KT_NOTRACE void tell_lost(const struct maps_out *o, int err)
+{
+	char msg[PATH_MAX + 160];
+	int n;
+
+	if (maps_told_lost)
+		return;
+	maps_told_lost = true;
+	n = snprintf(msg, sizeof(msg), "libktrace: %s: cannot write the map, its last snapshot "
+		     "is cut short (dtrace may leave addresses unnamed): %s\n", o->path,
+		     strerror(err));
+	kt_say(msg, n > (int)sizeof(msg) ? (int)sizeof(msg) : n);
+}
+
 static struct {
 	char name[NAME_MAX_LEN];
 	char format[FORMAT_MAX_LEN];
 } names[256];
 
+/*
+ * Append the buffer's lines to the file, whole lines or nothing: dtrace
+ * reads a torn last line as an error.  Past RLIMIT_FSIZE (a write there is
+ * a SIGXFSZ, see kt_fsize_room()) only the lines below it are written; a
+ * short write (ENOSPC, EDQUOT) is cut back to its last whole line.  A map
+ * file is a help, not a must: after a loss, said once per process, the
+ * rest of the snapshot is not written (a later one tries again).
+ */
 static KT_NOTRACE void out_flush(struct maps_out *o)
 {
-	/* a map file is a help, not a must: an error leaves addresses unnamed */
-	if (o->len && write(o->fd, o->buf, o->len) < 0)
-		o->fd = -1;
+	size_t len = o->len, done = 0;
+	struct stat st;
+	int err = 0;
+
 	o->len = 0;
+	if (!len || o->failed)
+		return;
+	if (fstat(o->fd, &st) < 0) {
+		err = errno;
+		len = 0;
+	} else if (kt_fsize_room(st.st_size, len) < len) {
+		len = whole_lines(o->buf, kt_fsize_room(st.st_size, len));
+		err = EFBIG;
+	}
+	while (done < len) {
+		ssize_t n = write(o->fd, o->buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : ENOSPC;
+			break;
+		}
+		done += n;
+	}
+	if (done < len && whole_lines(o->buf, done) < done &&
+	    ftruncate(o->fd, st.st_size + whole_lines(o->buf, done)) < 0)
+		err = errno;
+	if (err) {
+		o->failed = true;
+		tell_lost(o, err);
+	}
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -176,7 +242,9 @@ static KT_NOTRACE int open_maps(const char *dir, struct maps_out *o)
 	bool first = maps_pid != pid;
 
 	snprintf(name, sizeof(name), "trace.pid%u.maps", (unsigned int)pid);
+	snprintf(o->path, sizeof(o->path), "%.*s/%s", PATH_MAX - 80, dir, name);
 	o->len = 0;
+	o->failed = false;
 	o->fd = kt_create_file_in(dir, name, true);
 	if (o->fd < 0)
 		return -1;
@@ -228,6 +296,7 @@ KT_NOTRACE void kt_maps_snapshot(const char *dir, uint64_t tsc)
 KT_NOTRACE void kt_maps_fork_child(void)
 {
 	pthread_mutex_init(&maps_lock, NULL);
+	maps_told_lost = false;		/* a new process, a file of its own */
 }
 
 KT_NOTRACE int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,

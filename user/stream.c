@@ -89,7 +89,7 @@ static struct {
 	int writer_sleeping;
 	int final;			/* the process is going: writer, stop */
 	/* said once per process, on stderr */
-	bool told_no_ring, told_stall, told_fd;
+	bool told_no_ring, told_stall, told_fd, told_fsize;
 } kt = { .once = PTHREAD_ONCE_INIT };
 
 static KT_NOTRACE pid_t gettid_raw(void)
@@ -137,15 +137,49 @@ static KT_NOTRACE void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* One write(), no stdio: this may run in a signal handler. */
+/*
+ * How many of @len bytes written at @start stay under RLIMIT_FSIZE.  A
+ * write past it raises SIGXFSZ, which kills the program by default, and
+ * the library does not change the program's signal dispositions: so no
+ * such write is tried.  Read each time: the program may change it.
+ */
+KT_NOTRACE size_t kt_fsize_room(off_t start, size_t len)
+{
+	struct rlimit lim;
+
+	if (getrlimit(RLIMIT_FSIZE, &lim) < 0 || lim.rlim_cur == RLIM_INFINITY ||
+	    (rlim_t)start + len <= lim.rlim_cur)
+		return len;
+	return (rlim_t)start >= lim.rlim_cur ? 0 : (size_t)(lim.rlim_cur - start);
+}
+
+/*
+ * A message on stderr, in one write() (this may run in a signal handler);
+ * not written where it would take a regular file past RLIMIT_FSIZE.
+ */
+KT_NOTRACE void kt_say(const char *msg, int len)
+{
+	struct stat st;
+	off_t at;
+
+	if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+		at = lseek(STDERR_FILENO, 0, SEEK_CUR);
+		if (at < st.st_size)
+			at = st.st_size;	/* where O_APPEND writes */
+		if (kt_fsize_room(at, len) < (size_t)len)
+			return;
+	}
+	if (write(STDERR_FILENO, msg, len) < 0)
+		return;
+}
+
 static KT_NOTRACE void warn(const char *what, const char *path, int err)
 {
 	char buf[PATH_MAX + 128];
 	int len = snprintf(buf, sizeof(buf), "libktrace: %s%s%s%s%s\n", path ? path : "",
 			   path ? ": " : "", what, err ? ": " : "", err ? strerror(err) : "");
 
-	if (write(STDERR_FILENO, buf, len > (int)sizeof(buf) ? (int)sizeof(buf) : len) < 0)
-		return;
+	kt_say(buf, len > (int)sizeof(buf) ? (int)sizeof(buf) : len);
 }
 
 /* ---- the file side ------------------------------------------------------- */
@@ -226,12 +260,18 @@ static KT_NOTRACE bool file_is_ours(struct kt_stream *s)
 static KT_NOTRACE int append_file(struct kt_stream *s, const struct ktrace_record *recs,
 				  size_t nr)
 {
-	size_t len = nr * sizeof(*recs), done = 0;
+	size_t len = nr * sizeof(*recs), done = 0, room;
 	off_t start = ktfile_bytes(&s->file);
 	int ret = 0;
 
 	if (!file_is_ours(s))
 		return -EBADF;
+	room = kt_fsize_room(start, len);
+	if (room < len) {
+		/* the whole records under RLIMIT_FSIZE, then the file ends */
+		len = room - room % sizeof(*recs);
+		ret = -EFBIG;
+	}
 	while (done < len) {
 		ssize_t n = pwrite(s->file.fd, (const char *)recs + done, len - done,
 				   start + done);
@@ -283,6 +323,21 @@ static KT_NOTRACE bool stream_lock(struct kt_stream *s, int tid)
 	return true;
 }
 
+/* A file reached RLIMIT_FSIZE: said once per process, its records counted. */
+static KT_NOTRACE void tell_fsize(struct kt_stream *s)
+{
+	struct rlimit lim;
+	char what[160];
+
+	if (kt.told_fsize)
+		return;
+	kt.told_fsize = true;
+	getrlimit(RLIMIT_FSIZE, &lim);
+	snprintf(what, sizeof(what), "RLIMIT_FSIZE (%llu bytes) reached; a thread whose file "
+		 "reaches it stops recording, its records counted", (unsigned long long)lim.rlim_cur);
+	warn(what, s->path, EFBIG);
+}
+
 /* Records the file misses: @nr from @first, a lost marker for those it counts. */
 static KT_NOTRACE void count_unwritten(struct kt_stream *s, uint64_t first, uint64_t nr)
 {
@@ -319,8 +374,10 @@ static KT_NOTRACE int write_out(struct kt_stream *s, uint64_t max)
 
 			ret = append_file(s, s->ring + first, nr);
 			if (ret < 0) {
-				/* -EBADF: file_is_ours() said why */
-				if (ret != -EBADF)
+				/* -EBADF: file_is_ours() said why; RLIMIT_FSIZE: said once */
+				if (ret == -EFBIG)
+					tell_fsize(s);
+				else if (ret != -EBADF)
 					warn("cannot write; recording of this thread stops",
 					     s->path, -ret);
 				s->failed = true;
@@ -914,6 +971,7 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	struct kt_stream *s;
 	struct stat st;
 	char name[48];
+	bool fits;
 	int fd;
 
 	ktfile_header_init(&h, -1, kt.tsc_hz, kt.tsc_invariant,
@@ -951,10 +1009,14 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 		return s;
 	}
 	fd = fd_out_of_the_way(kt_create_file_in(kt.dir, name, false));
-	if (fd < 0 || pwrite(fd, &h, sizeof(h), 0) != sizeof(h) || fstat(fd, &st) < 0) {
-		warn("cannot create", s->path, errno);
-		if (fd >= 0)
+	fits = kt_fsize_room(0, sizeof(h)) == sizeof(h);
+	if (fd < 0 || !fits || pwrite(fd, &h, sizeof(h), 0) != sizeof(h) ||
+	    fstat(fd, &st) < 0) {
+		warn("cannot create", s->path, fd >= 0 && !fits ? EFBIG : errno);
+		if (fd >= 0) {
 			close(fd);
+			unlink(s->path);	/* ours (O_EXCL), header-less: no trace */
+		}
 		__atomic_store_n(&s->state, KT_FREE, __ATOMIC_RELEASE);
 		return NULL;
 	}
@@ -1012,12 +1074,15 @@ static KT_NOTRACE void write_lost(struct kt_stream *s)
 	uint64_t lost = __atomic_exchange_n(&s->shm->lost, 0, __ATOMIC_RELAXED);
 	struct ktrace_record r;
 	uint64_t tsc = kt_rdtsc();
+	int ret = 0;
 
 	if (!lost)
 		return;
 	kt_put(&r, tsc < s->last_tsc ? s->last_tsc : tsc, KTRACE_META_LOST, 0,
 	       (uint32_t)lost, (uint32_t)(lost >> 32));
-	if (s->failed || append_file(s, &r, 1) < 0) {
+	if (s->failed || (ret = append_file(s, &r, 1)) < 0) {
+		if (ret == -EFBIG)
+			tell_fsize(s);
 		s->failed = true;
 		s->unwritten += lost;
 	}

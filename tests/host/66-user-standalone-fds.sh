@@ -10,7 +10,12 @@
 # -S, against the count the program prints), none lost, and the library
 # says once that it opened the file again; where it is not, the library
 # names the file, says why recording stopped and how many records are not
-# in it (exactly those after the takeover).  Each run is under a timeout.
+# in it (exactly those after the takeover).  And a thread whose trace
+# file's descriptor the program dup2()s over after its last write, then
+# ends: the library does not close it at the thread's end (the program
+# writes through it after the join: it must still be open, its file
+# exactly what it wrote), the trace file has all the thread's events, and
+# nothing is said.  Each run is under a timeout.
 . "$(dirname "$0")/user-common.sh"
 
 if ! cc -O2 -std=gnu11 -pthread -I"$ROOT/user" -o "$TMP/user-fds" "$ROOT/tests/host/user-fds.c" \
@@ -61,5 +66,17 @@ EOF
 diff -u "$TMP/unlink.want" "$TMP/unlink.err" >"$TMP/unlink.diff"
 ok $? "... the library names the file, says why it stopped and that the $N records after are not in it" \
 	"$(cat "$TMP/unlink.diff")"
+
+fds thread
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$TMP/thread.out")" = "recorded $((N + 1))" ] && [ ! -s "$TMP/thread.err" ]
+ok $? "a thread's trace file descriptor taken over, then the thread ends: still open after it (exit 0), nothing said" \
+	"exit $rc (6: closed by the library): $(cat "$TMP/thread.out" "$TMP/thread.err" | head -c 400)"
+printf 'before\nafter\n' | cmp - "$TMP/thread.data" >"$TMP/cmp" 2>&1
+ok $? "... the program's file holds only what it wrote" \
+	"$(cat "$TMP/cmp"; od -c "$TMP/thread.data" | head -n 4)"
+[ "$(count "$TMP/thread" user:mark)" -eq $((N + 1)) ] && [ "$(lost "$TMP/thread")" -eq 0 ]
+ok $? "... the thread's trace file has all $((N + 1)) events, none lost" \
+	"$(count "$TMP/thread" user:mark) events, $(lost "$TMP/thread") lost"
 
 done_testing
