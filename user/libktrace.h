@@ -163,6 +163,9 @@ int kt_flush_all(bool final) KT_HIDDEN;
 
 /* kt_create_file_in() and kt_open_checked_dir(): lib/files.h */
 
+/* env.c: getenv(), also before the C library has set environ. */
+const char *kt_getenv(const char *name) KT_HIDDEN;
+
 /* maps.c: write the process's map, build ids and event names. */
 void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;
 int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,

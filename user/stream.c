@@ -378,7 +378,7 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 
 static KT_NOTRACE uint64_t env_number(const char *name, uint64_t dflt)
 {
-	const char *v = getenv(name);
+	const char *v = kt_getenv(name);
 	char *end;
 	unsigned long long n;
 
@@ -520,8 +520,8 @@ static KT_NOTRACE bool map_control(void)
 /* Once per program (not per fork: the child inherits all of it). */
 static KT_NOTRACE void setup_program(void)
 {
-	const char *dir = getenv("KTRACE_USER_DIR");
-	const char *rings = getenv("KTRACE_RUN_RINGS");
+	const char *dir = kt_getenv("KTRACE_USER_DIR");
+	const char *rings = kt_getenv("KTRACE_RUN_RINGS");
 	uint64_t records;
 	char abs_dir[PATH_MAX];
 
