@@ -146,7 +146,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 				if (!fn)
 					fn = sym_func_low(t->proc, c.fn);
 			} else {
-				fn = sym_func(t->proc, c.fn);
+				fn = sym_func_at(t->proc, c.fn, ev->tsc);
 				if (c.has_sp)
 					amap_put(&t->by_low, (uint32_t)c.fn, (void *)fn);
 			}

@@ -171,6 +171,8 @@ void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;
 int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,
 		     const char *format) KT_HIDDEN;
 void kt_maps_fork_child(void) KT_HIDDEN;
+/* A library is about to be unloaded, or was: a snapshot if the process records. */
+void kt_maps_library_change(void) KT_HIDDEN;
 /* Whether libraries were loaded or unloaded since the last snapshot. */
 bool kt_maps_changed(void) KT_HIDDEN;
 

@@ -25,10 +25,11 @@ $(O)/obj/pic/%.o: %.c $(LIBKTRACE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c -o $@ $<
 
-$(LIBKTRACE_SO): $(LIBKTRACE_OBJS)
+# dlwrap.c: the shared library only (a static program has no next dlclose)
+$(LIBKTRACE_SO): $(LIBKTRACE_OBJS) $(O)/obj/pic/user/dlwrap.o
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -shared -Wl,-soname,libktrace.so.0 -Wl,-z,defs \
-		-o $@ $^
+		-o $@ $^ -ldl
 
 $(O)/tools/libktrace.so: $(LIBKTRACE_SO)
 	ln -sf libktrace.so.0 $@
