@@ -163,6 +163,18 @@ int kt_flush_all(bool final) KT_HIDDEN;
 
 /* kt_create_file_in() and kt_open_checked_dir(): lib/files.h */
 
+/* stream.c, for dlwrap.c: what a child needs to record as this process does */
+#define KT_ENV_MAX	5
+struct kt_env {
+	size_t nr;
+	char var[KT_ENV_MAX][PATH_MAX + 32];	/* NAME=value */
+};
+bool kt_tracing_env(struct kt_env *e) KT_HIDDEN;
+/* vfork(): the thread's state, saved; the child's, off; the parent's, back */
+uintptr_t kt_vfork_save(void) KT_HIDDEN;
+void kt_vfork_child(void) KT_HIDDEN;
+void kt_vfork_parent(uintptr_t saved) KT_HIDDEN;
+
 /* env.c: getenv(), also before the C library has set environ. */
 const char *kt_getenv(const char *name) KT_HIDDEN;
 
