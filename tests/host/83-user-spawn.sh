@@ -9,7 +9,12 @@
 #    too); the old library left it silently untraced;
 #  - vfork(): the parent's trace has the parent's calls, none of the
 #    child's (they went to the parent's ring, under its tid); the child
-#    records nothing until it execs, and the program it execs is traced.
+#    records nothing until it execs, and the program it execs is traced;
+#  - exec from a second thread: the new image's calls (leaf) are its own
+#    thread's, in a file of their own, and main's frame of the old image
+#    is not the new image's main (under ktrace-run, three threads: the
+#    old main and the thread that exec'd, each cut off, and the new main
+#    with all the leaf calls).
 . "$(dirname "$0")/user-common.sh"
 
 # calls DIR PID FUNCTION: its calls in dtrace --flat of DIR's file of PID
@@ -21,10 +26,10 @@ calls() {
 for flags in "-O0" "-O2 -g"; do
 	fl=${flags// /}
 	p=$TMP/spawn$fl
-	cc $flags -finstrument-functions -o "$p" tests/user/spawn.c
+	cc $flags -finstrument-functions -pthread -o "$p" tests/user/spawn.c
 	ok $? "build tests/user/spawn.c at $flags"
 	for how in ktrace-run standalone; do
-		for shape in posix_spawn execve vfork; do
+		for shape in posix_spawn execve vfork thread-exec; do
 			d=$TMP/$shape-$how$fl
 			rm -rf "$d"
 			if [ $how = ktrace-run ]; then
@@ -38,6 +43,18 @@ for flags in "-O0" "-O2 -g"; do
 			[ "${cn:-0}" -eq 7 ] && [ "$(calls "$d" "$cpid" leaf)" -eq 7 ]
 			ok $? "$shape $how at $fl: the child (pid $cpid) traced, leaf 7 calls" \
 				"$(cat "$d.out"; ls "$d")"
+			if [ $shape = thread-exec ]; then
+				"$DTRACE" --calltree "$d"/trace.pid"$cpid".* 2>/dev/null |
+					awk '/^# thread/ { t++ } /main\(\)/ { m[t]++ } /leaf\(\)/ { l[t]++ }
+					END { for (i = 1; i <= t; i++) if (l[i]) { lt++; if (!m[i]) bad++ }
+					      print t, lt, bad + 0 }' >"$d.threads"
+				# standalone, the old image's records may be lost at exec
+				read -r nt nl nbad <"$d.threads"
+				[ "$nl" = 1 ] && [ "$nbad" = 0 ] &&
+					{ [ $how = standalone ] || [ "$nt" = 3 ]; }
+				ok $? "thread-exec $how at $fl: the new image's calls in a thread of its own" \
+					"$(cat "$d.threads"; "$DTRACE" --calltree "$d"/trace.pid"$cpid".* 2>&1 | head -30)"
+			fi
 			[ $shape = vfork ] || continue
 			read -r ppid _ pn < <(grep ' in_parent ' "$d.out")
 			[ "$(calls "$d" "$ppid" in_parent)" -eq 7 ] &&

@@ -13,8 +13,12 @@
  *   spawn vfork N         vfork(); the child calls in_child() N times and
  *                         execve()s "spawn leaf N" (its environment); the
  *                         parent calls in_parent() N times after
+ *   spawn thread-exec N   a second thread execve()s "spawn leaf N" while
+ *                         main waits in pthread_join() (uftrace's
+ *                         s-thread-exec shape)
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +42,14 @@ void in_child(void)
 void in_parent(void)
 {
 	sink++;
+}
+
+static char **exec_argv;
+
+void *exec_thread(void *arg)
+{
+	execve(exec_argv[0], exec_argv, environ);
+	return arg;
 }
 
 static int wait_for(pid_t pid)
@@ -77,6 +89,15 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		return wait_for(pid);
+	}
+	if (!strcmp(argv[1], "thread-exec")) {
+		pthread_t t;
+
+		exec_argv = child;
+		if (pthread_create(&t, NULL, exec_thread, NULL))
+			return 1;
+		pthread_join(t, NULL);
+		return 1;	/* the exec failed */
 	}
 	if (!strcmp(argv[1], "vfork")) {
 		pid = vfork();
