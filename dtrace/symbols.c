@@ -45,7 +45,7 @@ struct module {
 
 struct object {
 	uint64_t bias, start, end;
-	unsigned int snapshot;		/* later snapshots win */
+	unsigned int snapshot;		/* its number, 1, 2, ...: see sym_func_at() */
 	struct module *mod;
 };
 
