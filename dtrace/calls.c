@@ -221,12 +221,6 @@ struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
  */
 #define STACK_SPAN	(256u << 20)
 
-/*
- * How many records the look-ahead of frame_exits_later() passes over at most
- * for one frame: beyond that the stack pointers decide, as without it.
- */
-#define LOOKAHEAD_MAX	4096
-
 struct walk {
 	struct call_thread *t;
 	void (*step)(void *ctx, struct call_thread *t, const struct call_step *s);
@@ -236,7 +230,7 @@ struct walk {
 	size_t *top_of;		/* by function id: index + 1 of its innermost frame */
 	unsigned int nr_fns;
 	size_t at;		/* index of the record being replayed */
-	uint32_t *match;	/* by record: index + 1 of its exit, read as balanced (0: none) */
+	uint32_t *decides;	/* by record: see match_balanced() */
 };
 
 static void no_step(void *ctx, struct call_thread *t, const struct call_step *s)
@@ -305,26 +299,32 @@ static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
 }
 
 /*
- * Each entry's exit, reading the thread's records as if every call
- * returned (the first exit after an entry, less those of the entries in
- * between): computed once, the first time a frame's fate is in doubt.
- * Lost records end the reading: what came before them is not matched.
+ * For each entry, the record that says whether the frame below it goes on:
+ * reading the thread's records as if every call returned (each exit
+ * closes the latest open entry), the first record after the entry's exit
+ * and the calls of its later siblings that is not an entry (an exit, lost
+ * records) and not a text; t->nr if there is none, or the entry has no
+ * exit.  Computed once per thread, the first time a frame's fate is in
+ * doubt: matching forward, then backwards, each entry from the one after
+ * its exit (whose answer is known by then): linear.  Lost records end the
+ * matching: what came before them is not matched.
  */
 static void match_balanced(struct walk *w)
 {
 	const struct call_thread *t = w->t;
-	uint32_t *open = xcalloc(t->nr + 1, sizeof(*open));
+	uint32_t *open = xcalloc(t->nr + 1, sizeof(*open)), *d;
 	size_t nr_open = 0;
 
-	w->match = xcalloc(t->nr + 1, sizeof(*w->match));
+	d = w->decides = xcalloc(t->nr + 1, sizeof(*w->decides));
 	for (size_t i = 0; i < t->nr; i++) {
+		d[i] = t->nr;
 		switch (REC_KIND(&t->recs[i])) {
 		case REC_ENTRY:
 			open[nr_open++] = i;
 			break;
 		case REC_EXIT:
 			if (nr_open)
-				w->match[open[--nr_open]] = i + 1;
+				d[open[--nr_open]] = i + 1;	/* for now: after its exit */
 			break;
 		case REC_LOST:
 			nr_open = 0;
@@ -332,6 +332,20 @@ static void match_balanced(struct walk *w)
 		}
 	}
 	free(open);
+	d[t->nr] = t->nr;
+	for (size_t i = t->nr; i-- > 0; ) {
+		switch (REC_KIND(&t->recs[i])) {
+		case REC_TEXT:
+			d[i] = d[i + 1];
+			break;
+		case REC_ENTRY:
+			d[i] = d[i] < t->nr ? d[d[i]] : t->nr;
+			break;
+		default:
+			d[i] = i;
+			break;
+		}
+	}
 }
 
 /*
@@ -348,25 +362,16 @@ static bool frame_exits_later(struct walk *w, const struct frame *f, const struc
 {
 	const struct call_thread *t = w->t;
 	const struct call_rec *r;
-	size_t j, steps = 0;
 	uint32_t sp;
+	size_t j;
 
-	if (!f->has_sp)
+	if (!f->has_sp || t->nr >= UINT32_MAX)
 		return false;
-	if (!w->match)
+	if (!w->decides)
 		match_balanced(w);
-	/* past the entry's exit, and its siblings' calls, to the next exit */
-	for (j = w->at; ; ) {
-		if (!w->match[j] || ++steps > LOOKAHEAD_MAX)
-			return false;
-		j = w->match[j];	/* the record after the exit */
-		while (j < t->nr && REC_KIND(&t->recs[j]) == REC_TEXT)
-			j++;
-		if (j >= t->nr)
-			return false;
-		if (REC_KIND(&t->recs[j]) != REC_ENTRY)
-			break;
-	}
+	j = w->decides[w->at];
+	if (j >= t->nr)
+		return false;
 	r = &t->recs[j];
 	if (REC_KIND(r) != REC_EXIT || !(r->aux & REC_HAS_SP) || r->fn != f->fn->id)
 		return false;
@@ -546,7 +551,7 @@ void calls_walk(struct call_thread *t,
 	replay(&dry, &pre, &nr_pre);
 	free(dry.stack);
 	free(dry.top_of);
-	free(dry.match);
+	free(dry.decides);
 	/* outermost first; their call sites are unknown (exits do not carry them) */
 	while (nr_pre--)
 		push(&w, sym_func_by_id(pre[nr_pre].fn), 0, first, pre[nr_pre].aux & REC_HAS_SP,
@@ -557,7 +562,7 @@ void calls_walk(struct call_thread *t,
 		pop(&w, last, REPAIR_TRACE_END);
 	free(w.stack);
 	free(w.top_of);
-	free(w.match);
+	free(w.decides);
 }
 
 void calls_add_totals(struct call_totals **totals, unsigned int *nr,

@@ -14,7 +14,8 @@
  *                       s-ucontext; it returns through uc_link
  *   shapes altstack N   N signals handled on a sigaltstack (malloc'd: any
  *                       distance from the thread's stack), raised at
- *                       several depths
+ *                       several depths, then N/10 more from a function
+ *                       that makes 5000 calls after each
  *   shapes altstack-alias N   the same, the sigaltstack mapped 4 GiB below
  *                       the thread's stack, a little above it in the low
  *                       32 bits of the address (exits 77 if it cannot)
@@ -120,6 +121,12 @@ int run_altstack(int n, int alias)
 	sigaction(SIGUSR1, &sa, NULL);
 	for (int i = 0; i < n; i++)
 		raise_at(i % 7);
+	/* signalled from here, many calls of its own after each: one more frame on the stack */
+	for (int i = 0; i < n / 10; i++) {
+		kill(getpid(), SIGUSR1);
+		for (int j = 0; j < 5000; j++)
+			co_leaf(j);
+	}
 	return 0;
 }
 
