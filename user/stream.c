@@ -1000,10 +1000,13 @@ KT_NOTRACE bool kt_tracing_env(struct kt_env *e)
 	snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_DIR=%s", kt.dir);
 	if (kt.mode == KT_DRAINED)
 		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_RUN_RINGS=%s", kt.rings);
-	snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_TSC_HZ=%llu",
-		 (unsigned long long)kt.tsc_hz);
-	snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_BUF=%llu",
-		 (unsigned long long)kt.records);
+	/* what ktrace-run or the user set: the defaults are not added */
+	if (kt.mode == KT_DRAINED)	/* one clock rate for the whole run */
+		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_TSC_HZ=%llu",
+			 (unsigned long long)kt.tsc_hz);
+	if (kt.records != DEFAULT_RECORDS)
+		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_BUF=%llu",
+			 (unsigned long long)kt.records);
 	if (kt.drop)
 		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_DROP=1");
 	return true;

@@ -7,6 +7,8 @@
 #    (no LD_PRELOAD, no KTRACE_*): the child is traced all the same, its
 #    calls in a file of its own pid, as it counted them (uftrace traces it
 #    too); the old library left it silently untraced;
+#  - an exec with the program's environment (vfork, thread-exec) passes it
+#    on unchanged;
 #  - vfork(): the parent's trace has the parent's calls, none of the
 #    child's (they went to the parent's ring, under its tid); the child
 #    records nothing until it execs, and the program it execs is traced;
@@ -54,6 +56,13 @@ for flags in "-O0" "-O2 -g"; do
 					{ [ $how = standalone ] || [ "$nt" = 3 ]; }
 				ok $? "thread-exec $how at $fl: the new image's calls in a thread of its own" \
 					"$(cat "$d.threads"; "$DTRACE" --calltree "$d"/trace.pid"$cpid".* 2>&1 | head -30)"
+			fi
+			if [ $shape = vfork ] || [ $shape = thread-exec ]; then
+				# the program's own environment: passed on as it is
+				diff <(sed -n 's/^parent-env //p' "$d.out") \
+					<(sed -n 's/^child-env //p' "$d.out") >"$d.envdiff"
+				ok $? "$shape $how at $fl: the child's environment is the parent's" \
+					"$(cat "$d.envdiff")"
 			fi
 			[ $shape = vfork ] || continue
 			read -r ppid _ pn < <(grep ' in_parent ' "$d.out")

@@ -3,7 +3,8 @@
  * spawn: children started with an environment of the program's own, and
  * by vfork(), for tests/host/83-user-spawn.sh.  Built with
  * -finstrument-functions.  Each process prints "PID FUNCTION CALLS" for
- * the functions it called (the ground truth).
+ * the functions it called (the ground truth), and its environment
+ * ("parent-env", "child-env" lines).
  *
  *   spawn leaf N          leaf() N times
  *   spawn posix_spawn N   posix_spawn() of "spawn leaf N" with envp
@@ -74,8 +75,12 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			leaf();
 		printf("%d leaf %d\n", (int)getpid(), n);
+		for (char **e = environ; *e; e++)
+			printf("child-env %s\n", *e);
 		return 0;
 	}
+	for (char **e = environ; *e; e++)
+		printf("parent-env %s\n", *e);
 	fflush(stdout);
 	if (!strcmp(argv[1], "posix_spawn")) {
 		if (posix_spawn(&pid, argv[0], NULL, NULL, child, own_env))
