@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -173,7 +174,8 @@ static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *a
 	 * directory of that moment: the kernel's map has the file's own path
 	 * (the vDSO's is "[vdso]": no file, left out).
 	 */
-	if (name[0] != '/' && !mapped_path(start, path, sizeof(path)))
+	if (name[0] != '/' && (start == getauxval(AT_SYSINFO_EHDR) ||
+			       !mapped_path(start, path, sizeof(path))))
 		return 0;
 	if (name[0] != '/')
 		name = path;
