@@ -12,7 +12,9 @@
 # makecontext() function on a stack inside its caller's frame, back
 # through uc_link; signal handlers on a sigaltstack, malloc'd, and mapped
 # 4 GiB away from the thread's stack where the low 32 bits of the
-# addresses are close (only they are recorded).
+# addresses are close (only they are recorded).  Where uftrace is
+# installed, fib and ucontext are also recorded by uftrace: the same
+# counts per function (as uftrace's own tests expect them).
 . "$(dirname "$0")/user-shapes-common.sh"
 
 for flags in "${SHAPE_FLAGS[@]}"; do
@@ -31,6 +33,17 @@ for flags in "${SHAPE_FLAGS[@]}"; do
 		fi
 		ok $rc "$1 at $fl: runs" "$(cat "$dir.run")"
 		check_counts "$1 at $fl" "$dir" "$prog"
+		# where uftrace is exact (no depth limit in the way): the same counts
+		case $1 in fib | ucontext) ;; *) continue ;; esac
+		command -v uftrace >/dev/null || continue
+		rm -rf "$dir.uf"
+		timeout 60 uftrace record --no-libcall --no-event -d "$dir.uf" "$prog" $shape \
+			>/dev/null 2>&1
+		uftrace report -d "$dir.uf" -f call 2>/dev/null |
+			awk 'NR > 2 && NF == 2 { print $2, $1 }' | sort >"$dir.uftrace"
+		awk 'NR > 2 { print $4, $1 }' "$dir.flat" | sort >"$dir.ktrace"
+		[ -s "$dir.uftrace" ] && diff -u "$dir.uftrace" "$dir.ktrace" >"$dir.ufdiff"
+		ok $? "$1 at $fl: every function's calls as uftrace counts them" "$(cat "$dir.ufdiff")"
 	done
 done
 done_testing
