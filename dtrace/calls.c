@@ -146,7 +146,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 				if (!fn)
 					fn = sym_func_low(t->proc, c.fn);
 			} else {
-				fn = sym_func(t->proc, c.fn);
+				fn = sym_func_at(t->proc, c.fn, ev->tsc);
 				if (c.has_sp)
 					amap_put(&t->by_low, (uint32_t)c.fn, (void *)fn);
 			}
@@ -229,6 +229,8 @@ struct walk {
 	size_t depth, alloc;
 	size_t *top_of;		/* by function id: index + 1 of its innermost frame */
 	unsigned int nr_fns;
+	size_t at;		/* index of the record being replayed */
+	uint32_t *decides;	/* by record: see match_balanced() */
 };
 
 static void no_step(void *ctx, struct call_thread *t, const struct call_step *s)
@@ -297,6 +299,98 @@ static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
 }
 
 /*
+ * For each entry, the record that says whether the frame below it goes on:
+ * reading the thread's records as if every call returned (each exit
+ * closes the latest open entry), the first record after the entry's exit
+ * and the calls of its later siblings that is not an entry (an exit, lost
+ * records) and not a text; t->nr if there is none, or the entry has no
+ * exit.  Computed once per thread, the first time a frame's fate is in
+ * doubt: matching forward, then backwards, each entry from the one after
+ * its exit (whose answer is known by then): linear.  Lost records end the
+ * matching: what came before them is not matched.
+ */
+static void match_balanced(struct walk *w)
+{
+	const struct call_thread *t = w->t;
+	uint32_t *open = xcalloc(t->nr + 1, sizeof(*open)), *d;
+	size_t nr_open = 0;
+
+	d = w->decides = xcalloc(t->nr + 1, sizeof(*w->decides));
+	for (size_t i = 0; i < t->nr; i++) {
+		d[i] = t->nr;
+		switch (REC_KIND(&t->recs[i])) {
+		case REC_ENTRY:
+			open[nr_open++] = i;
+			break;
+		case REC_EXIT:
+			if (nr_open)
+				d[open[--nr_open]] = i + 1;	/* for now: after its exit */
+			break;
+		case REC_LOST:
+			nr_open = 0;
+			break;
+		}
+	}
+	free(open);
+	d[t->nr] = t->nr;
+	for (size_t i = t->nr; i-- > 0; ) {
+		switch (REC_KIND(&t->recs[i])) {
+		case REC_TEXT:
+			d[i] = d[i + 1];
+			break;
+		case REC_ENTRY:
+			d[i] = d[i] < t->nr ? d[d[i]] : t->nr;
+			break;
+		default:
+			d[i] = i;
+			break;
+		}
+	}
+}
+
+/*
+ * Whether frame @f, which the stack pointer of the entry being replayed
+ * says is gone, exits later all the same: read as balanced, the first exit
+ * after the entry's own calls and those of its siblings is @f's (its
+ * function, its stack pointer).  A signal handler on another stack, a
+ * makecontext() stack inside a frame, and a function GCC inlined into
+ * itself (its inlined calls share its stack pointer) all look like frames
+ * left behind and are not; after a longjmp the frames it left never exit.
+ * @below: the frame under @f, or NULL.
+ */
+static bool frame_exits_later(struct walk *w, const struct frame *f, const struct frame *below)
+{
+	const struct call_thread *t = w->t;
+	const struct call_rec *r;
+	uint32_t sp;
+	size_t j;
+
+	if (!f->has_sp || t->nr >= UINT32_MAX)
+		return false;
+	if (!w->decides)
+		match_balanced(w);
+	j = w->decides[w->at];
+	if (j >= t->nr)
+		return false;
+	r = &t->recs[j];
+	if (REC_KIND(r) != REC_EXIT || !(r->aux & REC_HAS_SP) || r->fn != f->fn->id)
+		return false;
+	sp = r->sp & ~1u;
+	if (r->sp & 1)
+		return sp == f->sp;
+	/* the hook tail-called: the frame's CFA, above it, at most its caller's */
+	return (int32_t)(sp - f->sp) > 0 &&
+		(!below || !below->has_sp || (int32_t)(below->sp - sp) >= 0);
+}
+
+/* The frame on top of the stack, unless later records show it exits. */
+static bool top_left_behind(struct walk *w)
+{
+	return !frame_exits_later(w, &w->stack[w->depth - 1],
+				  w->depth > 1 ? &w->stack[w->depth - 2] : NULL);
+}
+
+/*
  * An entry at stack pointer @sp.  The hooks' stack pointer is the caller's
  * after its prologue: a running function's is above that of everything it
  * calls, or equal where the function was inlined into it (GCC still calls
@@ -309,7 +403,9 @@ static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
  *  - frames entered above @sp may be left behind too, by a function with
  *    a smaller frame than the new one's: where the call site is in the
  *    code of a function running further down, that function is the
- *    caller, and the frames above it not inlined into it are gone.
+ *    caller, and the frames above it not inlined into it are gone;
+ *  - unless later records show such a frame exits (frame_exits_later()):
+ *    then the new entry runs on another stack or is inlined into it.
  */
 static void enter(struct walk *w, const struct call_rec *r)
 {
@@ -322,14 +418,16 @@ static void enter(struct walk *w, const struct call_rec *r)
 	if (!(r->aux & REC_HAS_SP))
 		goto push;
 	while (w->depth && sp_diff(top = &w->stack[w->depth - 1], r->sp, &by) &&
-	       (by > 0 || (by == 0 && (top->site != site || top->fn == fn))))
+	       (by > 0 || (by == 0 && (top->site != site || top->fn == fn))) &&
+	       top_left_behind(w))
 		pop(w, r->ns, REPAIR_NO_EXIT);
 	if (site && w->depth && sp_diff(top = &w->stack[w->depth - 1], r->sp, &by) && by < 0 &&
 	    (caller = sym_func(w->t->proc, site - 1)) != top->fn &&
 	    (at = *top_of(w, caller)) && sp_diff(c = &w->stack[at - 1], r->sp, &by) && by < 0) {
 		uint32_t caller_sp = c->sp;
 
-		while (sp_diff(&w->stack[w->depth - 1], caller_sp, &by) && by > 0)
+		while (sp_diff(&w->stack[w->depth - 1], caller_sp, &by) && by > 0 &&
+		       top_left_behind(w))
 			pop(w, r->ns, REPAIR_NO_EXIT);
 	}
 push:
@@ -399,6 +497,7 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 		const struct call_rec *r = &t->recs[i];
 		ssize_t at;
 
+		w->at = i;
 		switch (REC_KIND(r)) {
 		case REC_ENTRY:
 			enter(w, r);
@@ -452,6 +551,7 @@ void calls_walk(struct call_thread *t,
 	replay(&dry, &pre, &nr_pre);
 	free(dry.stack);
 	free(dry.top_of);
+	free(dry.decides);
 	/* outermost first; their call sites are unknown (exits do not carry them) */
 	while (nr_pre--)
 		push(&w, sym_func_by_id(pre[nr_pre].fn), 0, first, pre[nr_pre].aux & REC_HAS_SP,
@@ -462,6 +562,7 @@ void calls_walk(struct call_thread *t,
 		pop(&w, last, REPAIR_TRACE_END);
 	free(w.stack);
 	free(w.top_of);
+	free(w.decides);
 }
 
 void calls_add_totals(struct call_totals **totals, unsigned int *nr,

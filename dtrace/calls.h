@@ -15,7 +15,9 @@
  *   - functions left without an exit (longjmp, exceptions through code
  *     not built with -finstrument-functions, lost records): they exit
  *     where the stack pointers of later calls and exits show they are
- *     gone (see enter() and exiting() in calls.c; older files without
+ *     gone, unless later records show they exit after all (another
+ *     stack, a function inlined into itself: see enter() and
+ *     frame_exits_later() in calls.c; older files without
  *     stack pointers: when an exit of a function below them comes);
  *   - functions still running when the trace ends: they exit at its end;
  *   - an exit of a function that is not running, after lost records: left

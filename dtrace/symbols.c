@@ -45,7 +45,7 @@ struct module {
 
 struct object {
 	uint64_t bias, start, end;
-	unsigned int snapshot;		/* later snapshots win */
+	unsigned int snapshot;		/* its number, 1, 2, ...: see sym_func_at() */
 	struct module *mod;
 };
 
@@ -56,8 +56,16 @@ struct sym_proc {
 	struct amap cache;		/* run-time address -> sym_func */
 	char *event_name[256], *event_format[256];
 	char *maps_error;		/* why the map file could not be read */
+	uint64_t *snap_tsc;		/* by snapshot number - 1: when it was taken */
+	unsigned int nr_snaps;
+	bool moved;			/* two snapshots map an address to different files */
+	struct amap moved_at;		/* address -> 1: mapped differently, 2: not */
 	struct sym_proc *next;
 };
+
+/* Keys of sym_proc.cache for an address by the snapshot of its time. */
+#define SNAP_KEY_SHIFT	48
+#define SNAP_KEY_MAX	((1u << 15) - 1)
 
 static struct module *modules;
 static struct sym_proc *procs;
@@ -339,6 +347,49 @@ static char *escaped_bounded(const char *s, size_t max)
 	return out;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct object *x = *(const struct object *const *)a;
+	const struct object *y = *(const struct object *const *)b;
+
+	return x->start != y->start ? (x->start < y->start ? -1 : 1) :
+	       x->end != y->end ? (x->end < y->end ? -1 : 1) : 0;
+}
+
+/* Same file at the same place: the same answers. */
+static bool same_mapping(const struct object *a, const struct object *b)
+{
+	return a->mod == b->mod && a->bias == b->bias;
+}
+
+/*
+ * Whether some address is mapped by two snapshots to different files (a
+ * library unloaded and another loaded in its place; an exec): then the
+ * snapshot of an address's time names it (sym_func_at()).
+ */
+static bool any_moved(const struct sym_proc *p)
+{
+	const struct object **sorted = xcalloc(p->nr_objs + 1, sizeof(*sorted));
+	uint64_t reach = 0;
+	size_t i, far = 0;
+	bool moved = false;
+
+	for (i = 0; i < p->nr_objs; i++)
+		sorted[i] = &p->objs[i];
+	qsort(sorted, p->nr_objs, sizeof(*sorted), by_start);
+	/* each overlaps the one reaching furthest before it, if any does */
+	for (i = 0; i < p->nr_objs && !moved; i++) {
+		if (i && sorted[i]->start < reach && !same_mapping(sorted[i], sorted[far]))
+			moved = true;
+		if (sorted[i]->end > reach) {
+			reach = sorted[i]->end;
+			far = i;
+		}
+	}
+	free(sorted);
+	return moved;
+}
+
 static void load_maps(struct sym_proc *p, const char *path)
 {
 	/* a regular file only, opened without blocking: see report() */
@@ -367,7 +418,13 @@ static void load_maps(struct sym_proc *p, const char *path)
 		lineno++;
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "snapshot ", 9)) {
+			unsigned long long tsc = 0;
+
 			snapshot++;
+			sscanf(line + 9, "%llu", &tsc);
+			p->snap_tsc = xrealloc(p->snap_tsc, snapshot * sizeof(*p->snap_tsc));
+			p->snap_tsc[snapshot - 1] = tsc;
+			p->nr_snaps = snapshot;
 		} else if (sscanf(line, "object %llx %llx %llx %255s %n", &bias, &start, &end,
 				  id, &pos) == 4 && pos && line[pos] == '/') {
 			struct object *o;
@@ -394,6 +451,7 @@ static void load_maps(struct sym_proc *p, const char *path)
 		}
 	}
 	fclose(f);
+	p->moved = any_moved(p);
 }
 
 struct sym_proc *sym_proc(uint32_t pid, const char *stream_path)
@@ -552,6 +610,84 @@ const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr)
 		f = new_func(hex, NULL, 0);
 	}
 	amap_put(&p->cache, addr, f);
+	return f;
+}
+
+/*
+ * The object mapping @addr at @tsc: the snapshot of that time's (the last
+ * one taken before it); if it has none there, the first later one's (a
+ * library loaded since, not yet in a map: it was written at its
+ * dlclose() or at exit); else the last earlier one's.
+ */
+static const struct object *find_object_at(struct sym_proc *p, uint64_t addr,
+					   unsigned int snap)
+{
+	const struct object *at = NULL, *after = NULL, *before = NULL;
+
+	for (size_t i = 0; i < p->nr_objs; i++) {
+		const struct object *o = &p->objs[i];
+
+		if (addr < o->start || addr >= o->end)
+			continue;
+		if (o->snapshot == snap)
+			at = o;
+		else if (o->snapshot > snap && (!after || o->snapshot < after->snapshot))
+			after = o;
+		else if (o->snapshot < snap && (!before || o->snapshot > before->snapshot))
+			before = o;
+	}
+	return at ? at : after ? after : before;
+}
+
+/* Whether the objects that map @addr, in any snapshot, are not all one. */
+static bool moved_at(struct sym_proc *p, uint64_t addr)
+{
+	uintptr_t known = (uintptr_t)amap_get(&p->moved_at, addr);
+	const struct object *first = NULL;
+
+	if (known)
+		return known == 1;
+	known = 2;
+	for (size_t i = 0; i < p->nr_objs && known == 2; i++) {
+		const struct object *o = &p->objs[i];
+
+		if (addr < o->start || addr >= o->end)
+			continue;
+		if (!first)
+			first = o;
+		else if (!same_mapping(first, o))
+			known = 1;
+	}
+	amap_put(&p->moved_at, addr, (void *)known);
+	return known == 1;
+}
+
+const struct sym_func *sym_func_at(struct sym_proc *p, uint64_t addr, uint64_t tsc)
+{
+	unsigned int lo = 0, hi = p->nr_snaps;
+	const struct object *o;
+	struct sym_func *f;
+	uint64_t key;
+
+	if (!p->moved || addr >> SNAP_KEY_SHIFT || p->nr_snaps >= SNAP_KEY_MAX ||
+	    !moved_at(p, addr))
+		return sym_func(p, addr);
+	/* the snapshot of that time: the number of those taken at or before it */
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (p->snap_tsc[mid] <= tsc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	key = addr | (uint64_t)(lo + 1) << SNAP_KEY_SHIFT;
+	f = amap_get(&p->cache, key);
+	if (f)
+		return f;
+	o = find_object_at(p, addr, lo);
+	f = o ? resolve(o->mod, addr - o->bias) : (struct sym_func *)sym_func(p, addr);
+	amap_put(&p->cache, key, f);
 	return f;
 }
 
@@ -761,9 +897,10 @@ char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *e
 		p = ktev_put_name(p, ev->code, width);
 		p = stpcpy(p, call.entry ? " enter " : " exit ");
 		p = put_bounded(p, (call.low_only ? sym_func_low(proc, call.fn) :
-				    sym_func(proc, call.fn))->name);
+				    sym_func_at(proc, call.fn, ev->tsc))->name);
 		if (call.site)
-			p = put_bounded(stpcpy(p, " from "), sym_func(proc, call.site - 1)->name);
+			p = put_bounded(stpcpy(p, " from "),
+					sym_func_at(proc, call.site - 1, ev->tsc)->name);
 		if (call.has_sp)
 			p += sprintf(p, " sp ...%08x", call.sp);
 		return p;
@@ -793,6 +930,9 @@ void sym_free(void)
 		}
 		free(p->maps_error);
 		free(p->objs);
+		free(p->snap_tsc);
+		free(p->moved_at.keys);
+		free(p->moved_at.vals);
 		free(p->cache.keys);
 		free(p->cache.vals);
 		free(p);

@@ -45,8 +45,15 @@ struct sym_proc *sym_proc(uint32_t pid, const char *stream_path);
 /* The map file of process @pid whose stream is @stream_path (xmalloc'd). */
 char *sym_maps_path(uint32_t pid, const char *stream_path);
 
-/* The function at (or containing) @addr in @p. */
+/* The function at (or containing) @addr in @p (the latest map's). */
 const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr);
+
+/*
+ * The same at time stamp @tsc (the process's TSC, as its records): where
+ * a library was unloaded and another loaded at its address, the map of
+ * that time names it.
+ */
+const struct sym_func *sym_func_at(struct sym_proc *p, uint64_t addr, uint64_t tsc);
 
 /*
  * Where return address @addr is: "calls.c:45", with the functions inlined

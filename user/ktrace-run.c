@@ -544,6 +544,22 @@ static int exit_like(int status)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Nothing recorded: say so, or the run looks like a success that wrote no
+ * file.  Not where the command could not be run (126, 127: said already).
+ */
+static void say_if_nothing(const struct run *run, const char *command)
+{
+	if (run->files || (WIFEXITED(run->child_status) &&
+			   (WEXITSTATUS(run->child_status) == 126 ||
+			    WEXITSTATUS(run->child_status) == 127)))
+		return;
+	pr_warn("%s recorded nothing, no trace file in %s: none of its code was built with "
+		"-finstrument-functions and it made no TRACE() event, or libktrace was not "
+		"loaded (a static program needs libktrace.a linked in; a setuid program "
+		"records only for root)", command, run->dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, true);	/* the command's options are its own */
@@ -671,6 +687,7 @@ int main(int argc, char **argv)
 	}
 	drain_loop(&run);
 	remove_rings_dir(&run);
+	say_if_nothing(&run, argv[optind]);
 	if (getenv("KTRACE_RUN_VERBOSE"))
 		fprintf(stderr, "ktrace-run: %lu files, %lu records, %lu lost, in %s (rings in %s)\n",
 			run.files, run.records, run.lost, run.dir, run.rings_dir);

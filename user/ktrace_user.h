@@ -28,7 +28,9 @@
  * libktrace(3)); otherwise it records nothing.  A setuid or setcap program
  * records only when run by root.
  *
- * Environment (read once, when a process records its first event):
+ * Environment (read once, when a process records its first event; from
+ * /proc/self/environ if that is before the C library has set environ, in a
+ * function of .preinit_array):
  *   KTRACE_USER_DIR   output directory, created (0700) if missing; it must
  *                     be the user's (or root's) and not writable by others
  *   KTRACE_USER_BUF   buffer size per thread in records, a power of two,

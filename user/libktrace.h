@@ -184,11 +184,28 @@ size_t kt_fsize_room(off_t start, size_t len) KT_HIDDEN;
 /* Write @len bytes of @msg to stderr, if that takes no file past it. */
 void kt_say(const char *msg, int len) KT_HIDDEN;
 
+/* stream.c, for dlwrap.c: what a child needs to record as this process does */
+#define KT_ENV_MAX	5
+struct kt_env {
+	size_t nr;
+	char var[KT_ENV_MAX][PATH_MAX + 32];	/* NAME=value */
+};
+bool kt_tracing_env(struct kt_env *e) KT_HIDDEN;
+/* vfork(): the thread's state, saved; the child's, off; the parent's, back */
+uintptr_t kt_vfork_save(void) KT_HIDDEN;
+void kt_vfork_child(void) KT_HIDDEN;
+void kt_vfork_parent(uintptr_t saved) KT_HIDDEN;
+
+/* env.c: getenv(), also before the C library has set environ. */
+const char *kt_getenv(const char *name) KT_HIDDEN;
+
 /* maps.c: write the process's map, build ids and event names. */
 void kt_maps_snapshot(const char *dir, uint64_t tsc) KT_HIDDEN;
 int kt_maps_add_name(const char *dir, unsigned int sub, const char *name,
 		     const char *format) KT_HIDDEN;
 void kt_maps_fork_child(void) KT_HIDDEN;
+/* A library is about to be unloaded, or was: a snapshot if the process records. */
+void kt_maps_library_change(void) KT_HIDDEN;
 /* Whether libraries were loaded or unloaded since the last snapshot. */
 bool kt_maps_changed(void) KT_HIDDEN;
 

@@ -13,9 +13,10 @@
  * shared libraries, what dlopen() brought): its load bias (file address +
  * bias = run-time address, 0 for a non-PIE program), the addresses its
  * segments cover and its GNU build id, read from its notes in memory.  A
- * snapshot is taken when the process records its first event and again at
- * exit and ktrace_user_flush(), each appended: a library loaded in between
- * is in the later one.  event lines name the program's user events.
+ * snapshot is taken when the process records its first event, again at
+ * exit and ktrace_user_flush(), and before and after each dlclose(), each
+ * appended with its time stamp: a library loaded in between is in the
+ * later one, and dtrace names an address by the snapshot of its time.  event lines name the program's user events.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,6 +48,7 @@ struct maps_out {
 
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t maps_pid;			/* the process whose file exists */
+static char maps_dir[PATH_MAX];		/* where it is */
 static unsigned long long maps_loads;	/* dlopen()s and dlclose()s it has seen */
 static bool maps_told_lost;		/* a loss said, once per process */
 
@@ -166,6 +169,45 @@ static KT_NOTRACE void build_id(const struct dl_phdr_info *info, char *hex, size
 	}
 }
 
+/* The file mapped at @addr, from /proc/self/maps; false if none (or not a path). */
+static KT_NOTRACE bool mapped_path(uintptr_t addr, char *path, size_t size)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	char buf[4096 + PATH_MAX];
+	size_t len = 0;
+	bool found = false;
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	while (!found && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+		char *line = buf, *nl;
+
+		len += n;
+		buf[len] = '\0';
+		while (!found && (nl = strchr(line, '\n'))) {
+			unsigned long lo, hi;
+			int pos = 0;
+
+			*nl = '\0';
+			/* start-end perms offset dev inode path */
+			if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &pos) == 2 && pos &&
+			    addr >= lo && addr < hi && line[pos] == '/' &&
+			    strlen(line + pos) < size) {
+				strcpy(path, line + pos);
+				found = true;
+			}
+			line = nl + 1;
+		}
+		len -= line - buf;
+		memmove(buf, line, len);
+		if (len == sizeof(buf) - 1)
+			len = 0;	/* a line longer than any path: skip it */
+	}
+	close(fd);
+	return found;
+}
+
 static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct maps_out *o = arg;
@@ -181,8 +223,6 @@ static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *a
 		path[n] = '\0';
 		name = path;
 	}
-	if (name[0] != '/')		/* the vDSO: no file */
-		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -195,6 +235,16 @@ static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *a
 	}
 	if (start >= end)
 		return 0;
+	/*
+	 * dlopen("./libfoo.so") keeps the name as given, relative to the
+	 * directory of that moment: the kernel's map has the file's own path
+	 * (the vDSO's is "[vdso]": no file, left out).
+	 */
+	if (name[0] != '/' && (start == getauxval(AT_SYSINFO_EHDR) ||
+			       !mapped_path(start, path, sizeof(path))))
+		return 0;
+	if (name[0] != '/')
+		name = path;
 	build_id(info, id, sizeof(id));
 	out(o, "object %#lx %#lx %#lx %s %s\n", (unsigned long)info->dlpi_addr,
 	    (unsigned long)start, (unsigned long)end, id, name);
@@ -279,6 +329,8 @@ KT_NOTRACE void kt_maps_snapshot(const char *dir, uint64_t tsc)
 	unsigned long long loads = 0;
 
 	pthread_mutex_lock(&maps_lock);
+	if (dir != maps_dir)
+		snprintf(maps_dir, sizeof(maps_dir), "%s", dir);
 	dl_iterate_phdr(count_loads, &loads);
 	maps_loads = loads;
 	if (open_maps(dir, &o) == 0) {
@@ -290,6 +342,17 @@ KT_NOTRACE void kt_maps_snapshot(const char *dir, uint64_t tsc)
 		close(o.fd);
 	}
 	pthread_mutex_unlock(&maps_lock);
+}
+
+/*
+ * dlclose() (dlwrap.c), before and after: a snapshot with the library,
+ * then one without, so that dtrace names each call by the library mapped
+ * at its time, though another may be loaded at the same address later.
+ */
+KT_NOTRACE void kt_maps_library_change(void)
+{
+	if (maps_pid == getpid())
+		kt_maps_snapshot(maps_dir, kt_rdtsc());
 }
 
 /* In a fork child: the lock may have been held by a thread of the parent. */

@@ -603,7 +603,7 @@ KT_NOTRACE bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n)
 
 static KT_NOTRACE uint64_t env_number(const char *name, uint64_t dflt)
 {
-	const char *v = getenv(name);
+	const char *v = kt_getenv(name);
 	char *end;
 	unsigned long long n;
 
@@ -745,8 +745,8 @@ static KT_NOTRACE bool map_control(void)
 /* Once per program (not per fork: the child inherits all of it). */
 static KT_NOTRACE void setup_program(void)
 {
-	const char *dir = getenv("KTRACE_USER_DIR");
-	const char *rings = getenv("KTRACE_RUN_RINGS");
+	const char *dir = kt_getenv("KTRACE_USER_DIR");
+	const char *rings = kt_getenv("KTRACE_RUN_RINGS");
 	uint64_t records;
 	char abs_dir[PATH_MAX];
 
@@ -1315,4 +1315,57 @@ int ktrace_user_flush(void)
 	if (kt.pid == getpid())
 		kt_maps_snapshot(kt.dir, kt_rdtsc());
 	return ret;
+}
+
+/* ---- for dlwrap.c: children of posix_spawn(), exec() and vfork() ------------ */
+
+/*
+ * The variables a program this process starts needs to record as it
+ * does, NAME=value, into @e; false if this process does not record.
+ */
+KT_NOTRACE bool kt_tracing_env(struct kt_env *e)
+{
+	pthread_once(&kt.once, setup_program);
+	e->nr = 0;
+	if (kt.mode == KT_OFF)
+		return false;
+	snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_DIR=%s", kt.dir);
+	if (kt.mode == KT_DRAINED)
+		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_RUN_RINGS=%s", kt.rings);
+	/* what ktrace-run or the user set: the defaults are not added */
+	if (kt.mode == KT_DRAINED)	/* one clock rate for the whole run */
+		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_TSC_HZ=%llu",
+			 (unsigned long long)kt.tsc_hz);
+	if (kt.records != DEFAULT_RECORDS)
+		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_BUF=%llu",
+			 (unsigned long long)kt.records);
+	if (kt.drop)
+		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_DROP=1");
+	return true;
+}
+
+/*
+ * vfork(): the child runs on the parent's memory, its thread's stream and
+ * all, until it execs or exits; what it recorded went to the parent's
+ * trace, under the parent's tid.  So the child records nothing (the
+ * program it execs records on its own), and the parent, once it runs
+ * again, takes its stream back.  The state is kept in a register by the
+ * caller (dlwrap.c): the child may overwrite the parent's stack below
+ * vfork()'s caller.
+ */
+KT_NOTRACE uintptr_t kt_vfork_save(void)
+{
+	return (uintptr_t)kt_self | thread_off;
+}
+
+KT_NOTRACE void kt_vfork_child(void)
+{
+	kt_self = NULL;
+	thread_off = true;
+}
+
+KT_NOTRACE void kt_vfork_parent(uintptr_t saved)
+{
+	kt_self = (struct kt_stream *)(saved & ~(uintptr_t)1);
+	thread_off = saved & 1;
 }

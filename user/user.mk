@@ -12,7 +12,7 @@
 # visibility: it exports ktrace_user_*() and the -finstrument-functions
 # hooks, nothing else (lib/ktfile_write.c and lib/files.c go in, hidden).
 
-LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c lib/ktfile_write.c lib/files.c
+LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c user/env.c lib/ktfile_write.c lib/files.c
 LIBKTRACE_OBJS	:= $(LIBKTRACE_SRCS:%.c=$(O)/obj/pic/%.o)
 LIBKTRACE_HDRS	:= $(LIB_HDRS) user/libktrace.h user/ktrace_user.h
 LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
@@ -25,10 +25,11 @@ $(O)/obj/pic/%.o: %.c $(LIBKTRACE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c -o $@ $<
 
-$(LIBKTRACE_SO): $(LIBKTRACE_OBJS)
+# dlwrap.c: the shared library only (a static program has no next dlclose)
+$(LIBKTRACE_SO): $(LIBKTRACE_OBJS) $(O)/obj/pic/user/dlwrap.o
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -shared -Wl,-soname,libktrace.so.0 -Wl,-z,defs \
-		-o $@ $^
+		-o $@ $^ -ldl
 
 $(O)/tools/libktrace.so: $(LIBKTRACE_SO)
 	ln -sf libktrace.so.0 $@

@@ -9,8 +9,12 @@
 
 # ---- the library ----
 nm -D --defined-only "$LIBKTRACE" | awk '{ print $3 }' | sort >"$TMP/exports"
-printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit ktrace_user_event \
-	ktrace_user_flush ktrace_user_name >"$TMP/exports.want"
+# in front of the C library's (user/dlwrap.c): dlclose, to write the map
+# around it; spawn and exec, to pass tracing on; vfork, to keep the child's
+# calls out of the parent's stream
+printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit dlclose execve execvpe \
+	fexecve ktrace_user_event ktrace_user_flush ktrace_user_name posix_spawn posix_spawnp \
+	vfork >"$TMP/exports.want"
 diff -u "$TMP/exports.want" "$TMP/exports" >"$TMP/exports.diff"
 ok $? "libktrace.so exports the API and the hooks, nothing else" "$(cat "$TMP/exports.diff")"
 readelf -d "$LIBKTRACE" | grep -q 'SONAME.*\[libktrace\.so\.0\]'
