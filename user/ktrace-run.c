@@ -544,15 +544,38 @@ static int exit_like(int status)
 	return WEXITSTATUS(status);
 }
 
+/* A map file in the output directory: libktrace was loaded and started recording. */
+static bool dir_has_maps(const struct run *run)
+{
+	int fd = dup(run->dir_fd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	bool found = false;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!found && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		found = len > 5 && !strcmp(e->d_name + len - 5, ".maps");
+	}
+	closedir(d);
+	return found;
+}
+
 /*
  * Nothing recorded: say so, or the run looks like a success that wrote no
- * file.  Not where the command could not be run (126, 127: said already).
+ * file.  Not where the command could not be run (126, 127: said already),
+ * nor where libktrace started and found no room for a ring (it said why).
  */
 static void say_if_nothing(const struct run *run, const char *command)
 {
 	if (run->files || (WIFEXITED(run->child_status) &&
 			   (WEXITSTATUS(run->child_status) == 126 ||
-			    WEXITSTATUS(run->child_status) == 127)))
+			    WEXITSTATUS(run->child_status) == 127)) || dir_has_maps(run))
 		return;
 	pr_warn("%s recorded nothing, no trace file in %s: none of its code was built with "
 		"-finstrument-functions and it made no TRACE() event, or libktrace was not "
