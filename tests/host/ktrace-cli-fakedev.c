@@ -11,7 +11,9 @@
  * only (EINVAL below 24 bytes, EAGAIN when empty and O_NONBLOCK), POLLIN
  * when the wakeup watermark's worth of records wait.  While the mask is set, each CPU writes $KTFAKE_RATE
  * records a second into a buffer of the set size; what does not fit is
- * counted lost and a KTRACE_META_LOST marker is written.  In overwrite mode
+ * counted lost and a KTRACE_META_LOST marker is written.  KTRACE_MASK_SESSION
+ * is accepted and sets the mask; ownership (the kernel puts the mask back
+ * when the owner is released) is not modelled: tests/vm checks it.  In overwrite mode
  * (KTRACE_IOC_SET_MODE) nothing is lost: the oldest records are counted
  * overwritten, and a reader gets the newest.  Record number i of a CPU's
  * stream has arg1 = i, so a test can tell which records it got.  ktrace
