@@ -677,8 +677,7 @@ static int ktrace_session_start(u32 mask, const void *file)
  *
  * Return: 0, -EINVAL for bits that are not groups, or -EBUSY to turn
  * tracing on in overwrite mode while a reader is attached, or to start a
- * session while another file owns one, a reader is attached or overwrite
- * mode records with no owner.
+ * session while another file owns one or a reader is attached.
  */
 int ktrace_set_session_mask(u32 mask, bool session, const void *file)
 {
@@ -695,8 +694,7 @@ int ktrace_set_session_mask(u32 mask, bool session, const void *file)
 		ret = ktrace_apply_mask(mask);
 	} else if (s->owner == file) {
 		ret = ktrace_apply_mask(mask);
-	} else if (s->owner || ktrace_reader_attached() ||
-		   (ktrace_overwrite && ktrace_group_mask)) {
+	} else if (s->owner || ktrace_reader_attached()) {
 		ret = -EBUSY;
 	} else {
 		ret = ktrace_session_start(mask, file);
