@@ -801,7 +801,9 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
  * (the kernel waits until no writer is left inside the buffers), reads
  * every CPU's buffer, and turns tracing on again: events of the few
  * milliseconds this takes are not recorded.  Each file starts with a lost
- * marker of the records overwritten in that CPU since the last snapshot.
+ * marker of the records overwritten in that CPU since the last snapshot
+ * (and of any a new session emptied: one that another process started
+ * after it ended ktrace's by setting the mask).
  * The end (a stopping signal, -d, the command's end) takes a last snapshot,
  * then puts back the normal mode and the mask.  ktrace owns tracing
  * throughout (a session): killed, the kernel puts them back itself.
@@ -818,7 +820,8 @@ struct flight {
 	int ctl;
 	const unsigned int *cpus;
 	unsigned int nr;
-	uint64_t *overwritten;		/* per CPU: kernel's count at the last snapshot */
+	uint64_t *overwritten;		/* per CPU: kernel's count at the last snapshot,
+					   overwritten + discarded */
 	uint64_t *lost;
 	struct ktfile_header tmpl;
 	struct ktrace_record *buf;
@@ -869,8 +872,8 @@ static int flight_read_cpu(struct flight *f, unsigned int cpu, struct ktfile_wri
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n < 0 || n % sizeof(struct ktrace_record)) {
+			n = 0;		/* empty: the lost marker still goes in */
+		else if (n < 0 || n % sizeof(struct ktrace_record)) {
 			pr_err("cpu %u: reading %s: %s", cpu, f->o->dev,
 			       n < 0 ? strerror(errno) : "not whole records");
 			ret = -1;
@@ -918,7 +921,7 @@ static bool flight_counters(struct flight *f, bool empty)
 		}
 		if (dev_cpu_stats(f->ctl, f->cpus[i], &st) < 0)
 			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", f->cpus[i], strerror(errno));
-		f->overwritten[i] = st.overwritten;
+		f->overwritten[i] = st.overwritten + st.discarded;
 		f->lost[i] = st.lost;
 	}
 	return true;
@@ -1002,12 +1005,13 @@ static void flight_snapshot(struct flight *f, uint32_t mask)
 			continue;
 		}
 		/* what the buffer no longer holds: a lost marker, as dtrace counts them */
-		if (flight_read_cpu(f, cpu, &w, path, st.overwritten - f->overwritten[i]) < 0)
+		if (flight_read_cpu(f, cpu, &w, path,
+				    st.overwritten + st.discarded - f->overwritten[i]) < 0)
 			f->failed = true;
 		records += w.records;
-		overwritten += st.overwritten - f->overwritten[i];
+		overwritten += st.overwritten + st.discarded - f->overwritten[i];
 		lost += st.lost - f->lost[i];
-		f->overwritten[i] = st.overwritten;
+		f->overwritten[i] = st.overwritten + st.discarded;
 		f->lost[i] = st.lost;
 		ret = ktfile_close(&w);
 		if (ret < 0) {

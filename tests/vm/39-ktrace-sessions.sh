@@ -11,7 +11,9 @@
 #   - the next ktrace starts clean: its file holds exactly the 10 events of
 #     its own command, none left from the killed session and no lost
 #     marker of drops that session's reader never saw; it reports 0 lost;
-#   - at its end tracing is off again (no mask of the killed one restored).
+#   - at its end tracing is off again (no mask of the killed one restored);
+#   - a --flight whose session another ktrace -e ended counts what its
+#     next session emptied in that snapshot's lost marker.
 NAME=sessions
 EVENTS=${EVENTS:-/tests/user-events}
 . "$(dirname "$0")/tap-common.sh"
@@ -61,6 +63,33 @@ check "... it reports 0 lost" 'grep -q "0 lost" "$T/err" && ! grep -q "records l
 check "after it tracing is off (the killed session's mask is not restored)" \
 	'grep -q "(tracing off)" "$T/s2"'
 check "no records were dropped by the second session" '[ "$(cpu_col 6)" = "$lost2" ]'
+
+# A ktrace --flight whose session another ktrace -e ended: its next
+# snapshot starts a session again, which empties the buffer; the
+# snapshot's lost marker counts those records too, so markers + records
+# of both snapshots = what the CPU wrote, exactly (as 36-flight-tool).
+w0=$(cpu_col 5)
+"$KTRACE" --flight -e user -c "$cpu" -o "$T/f" 2>"$T/err" &
+kt=$!
+check "a flight recorder starts" 'wait_for "$T/err" "flight recorder on"'
+"$EVENTS" "$cpu" 0 100
+"$KTRACE" -e user
+kill -USR1 $kt
+wait_for "$T/err" "snapshot 1: " >/dev/null
+"$EVENTS" "$cpu" 100 10
+kill -INT $kt
+wait $kt
+rc=$?
+w1=$(cpu_col 5)
+sum=0
+for s in 1 2; do
+	f=$T/f.$s.cpu$cpu
+	"$DTRACE" -S "$f" >"$T/sum$s" 2>>"$T/err"
+	set -- $(awk -v f="$f" '$NF == f { print $3, $4 }' "$T/sum$s")
+	sum=$((sum + ${1:-0} + ($(stat -c %s "$f") - 512) / 24 - ${2:-0}))
+done
+check "its session ended by ktrace -e: exit $rc, lost markers + records = written ($sum, $((w1 - w0)))" \
+	'[ $rc -eq 0 ] && [ "$sum" -eq $((w1 - w0)) ]'
 
 "$KTRACE" -e 0; "$KTRACE" -b 65536
 echo "1..$n"
