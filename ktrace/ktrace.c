@@ -191,6 +191,33 @@ void dev_set_mask(int ctl, const char *dev, uint32_t mask)
 }
 
 /*
+ * KTRACE_MASK_SESSION: this ktrace owns tracing until it exits or is
+ * killed (the kernel then puts back the mask before it, in the normal
+ * mode); the first call empties the buffers of what an earlier session
+ * left.  Returns 0, or -errno for EBUSY (said why, as for a second
+ * recording ktrace); a kernel without sessions gets the plain mask, with
+ * a warning.
+ */
+int dev_session_mask(int ctl, const char *dev, uint32_t mask)
+{
+	struct ktrace_mask m = { .mask = mask, .flags = KTRACE_MASK_SESSION };
+	static bool warned;
+
+	if (ioctl(ctl, KTRACE_IOC_SET_MASK, &m) == 0)
+		return 0;
+	if (errno == EBUSY)
+		return -EBUSY;
+	if (errno != EINVAL)
+		die("%s: setting the mask to 0x%x: %s", dev, mask, strerror(errno));
+	if (!warned)
+		pr_warn("%s: this kernel's ktrace has no sessions: if ktrace is killed, "
+			"tracing stays on (ktrace -e 0 turns it off)", dev);
+	warned = true;
+	dev_set_mask(ctl, dev, mask);
+	return 0;
+}
+
+/*
  * Have the kernel name every task in the trace (thread:name events), so
  * that dtrace names the tasks that were there before we started.
  */

@@ -28,6 +28,7 @@ struct ktrace_opts {
 int dev_open(const char *dev);
 void dev_info(int ctl, const char *dev, struct ktrace_info *info);
 void dev_set_mask(int ctl, const char *dev, uint32_t mask);
+int dev_session_mask(int ctl, const char *dev, uint32_t mask);
 void dev_name_tasks(int ctl, const char *dev);
 void dev_set_mode(int ctl, const char *dev, uint32_t flags);
 int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st);

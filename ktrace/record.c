@@ -25,9 +25,20 @@
  * Before tracing starts, /proc/kallsyms and /proc/interrupts are saved
  * beside the files, for dtrace to name kernel addresses and irqs with.
  *
- * Stopping (signal, end of -d, end of the command): the mask is put back if
- * ktrace set it, then everything left in the buffers is drained, so the
- * files hold every record written up to then.
+ * With -e, ktrace owns tracing (a session, KTRACE_MASK_SESSION): it starts
+ * one before it attaches, which empties the buffers of what an earlier
+ * session left, and if ktrace is killed the kernel puts the mask back.
+ *
+ * Stopping (signal, end of -d, end of the command): with -e, tracing is
+ * turned off (the kernel waits until every record reserved is written),
+ * everything left in the buffers is drained, so the files hold every
+ * record written up to then, and the mask is put back.
+ *
+ * Nothing is lost without being counted in the file: records the kernel
+ * dropped (buffer full) and records read but not written (a full disk: the
+ * file keeps what fit, ktrace goes on reading) that no lost marker of the
+ * kernel's counts are told of by a lost marker at the end of the file, in
+ * place of the file's last event if even that does not fit (mark_lost()).
  *
  * --flight (flight() at the end of this file) reads nothing while tracing
  * and writes snapshots of the kernel's overwrite-mode buffers instead.
@@ -55,6 +66,7 @@
 
 #define CHUNK_RECORDS	10922	/* 256 KiB per read(), a buffer per CPU */
 #define SELF_RECORDS_MAX 512	/* more than one drain's own records */
+#define EVENT_RECORDS_MAX 16	/* more than an event and its continuations */
 
 /*
  * One recorded CPU.  Between the start and the join of its thread only that
@@ -69,6 +81,11 @@ struct cpu_rec {
 	struct ktrace_record *buf;	/* CHUNK_RECORDS, for read() */
 	uint64_t lost_start;		/* kernel's lost count when we began */
 	uint64_t lost;			/* ... and when we last looked */
+	uint64_t markers;		/* records the file's lost markers count */
+	uint64_t unwritten;		/* event records read but not in the file */
+	struct ktrace_record last[EVENT_RECORDS_MAX];	/* the file's last records */
+	unsigned int nr_last;
+	bool write_failed;		/* the file takes no more: count, do not write */
 	uint32_t buf_records;		/* the size of its buffer */
 	pthread_t thread;
 	bool running;			/* thread started */
@@ -329,6 +346,32 @@ static void give_up(struct recorder *r, struct cpu_rec *c)
 	__atomic_store_n(&r->failed, true, __ATOMIC_RELAXED);
 }
 
+/* Count @nr records read, the first @kept of which are in the file. */
+static void count_records(struct cpu_rec *c, const struct ktrace_record *recs,
+			  size_t nr, size_t kept)
+{
+	for (size_t i = 0; i < nr; i++) {
+		bool marker = recs[i].event == KTRACE_META_LOST;
+
+		if (i < kept && marker)
+			c->markers += recs[i].arg1 | (uint64_t)recs[i].arg2 << 32;
+		else if (i >= kept && !marker)
+			c->unwritten++;
+	}
+	/* the file's last records, for mark_lost(): the file is write-only */
+	if (kept >= EVENT_RECORDS_MAX) {
+		memcpy(c->last, recs + kept - EVENT_RECORDS_MAX, sizeof(c->last));
+		c->nr_last = EVENT_RECORDS_MAX;
+	} else if (kept) {
+		unsigned int keep = c->nr_last + kept > EVENT_RECORDS_MAX ?
+				    EVENT_RECORDS_MAX - kept : c->nr_last;
+
+		memmove(c->last, c->last + c->nr_last - keep, keep * sizeof(*recs));
+		memcpy(c->last + keep, recs, kept * sizeof(*recs));
+		c->nr_last = keep + kept;
+	}
+}
+
 /* Read until the CPU's buffer is empty (a short read says so). */
 static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 {
@@ -348,13 +391,21 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 			give_up(r, c);
 			return;
 		}
-		ret = ktfile_append(&c->file, c->buf, nr);
-		if (ret < 0) {
-			pr_err("%s: %s; the file keeps its first %llu records (%llu bytes)",
-			       c->path, strerror(-ret), (unsigned long long)c->file.records,
-			       (unsigned long long)ktfile_bytes(&c->file));
-			give_up(r, c);
-			return;
+		if (!c->write_failed) {
+			uint64_t before = c->file.records;
+
+			ret = ktfile_append(&c->file, c->buf, nr);
+			count_records(c, c->buf, nr, c->file.records - before);
+			if (ret < 0) {
+				pr_err("%s: %s; the file keeps its first %llu records (%llu bytes), "
+				       "the records after them are counted lost", c->path,
+				       strerror(-ret), (unsigned long long)c->file.records,
+				       (unsigned long long)ktfile_bytes(&c->file));
+				c->write_failed = true;
+				__atomic_store_n(&r->failed, true, __ATOMIC_RELAXED);
+			}
+		} else {
+			count_records(c, c->buf, nr, 0);
 		}
 		if (n % sizeof(struct ktrace_record)) {
 			pr_err("cpu %u: read %zd bytes, not whole records", c->cpu, n);
@@ -364,6 +415,75 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 		if ((size_t)n < chunk)
 			return;
 	}
+}
+
+/*
+ * The lost marker that takes the place of the file's last event (and of
+ * the continuation records after it) when not even one more record fits:
+ * it counts @owed and those records.  Returns 0, or -errno.
+ */
+static int replace_last_event(struct cpu_rec *c, uint64_t owed)
+{
+	const struct ktrace_record *tail = c->last;
+	struct ktrace_record m = { .event = KTRACE_META_LOST };
+	size_t k = c->nr_last, j = k - 1;
+	off_t off = ktfile_bytes(&c->file) - k * sizeof(*tail);
+
+	if (!k)
+		return -ENOSPC;
+	while (j > 0 && (tail[j].event & KTRACE_EVT_CONT))
+		j--;
+	for (size_t i = j; i < k; i++) {
+		if (tail[i].event != KTRACE_META_LOST) {
+			owed++;
+			continue;
+		}
+		owed += tail[i].arg1 | (uint64_t)tail[i].arg2 << 32;
+		c->markers -= tail[i].arg1 | (uint64_t)tail[i].arg2 << 32;
+	}
+	m.tsc = tail[j].tsc;
+	m.arg1 = (uint32_t)owed;
+	m.arg2 = (uint32_t)(owed >> 32);
+	off += j * sizeof(m);
+	if (pwrite(c->file.fd, &m, sizeof(m), off) != sizeof(m) ||
+	    ftruncate(c->file.fd, off + sizeof(m)) < 0)
+		return errno ? -errno : -EIO;
+	c->file.records -= k - j - 1;
+	c->markers += owed;
+	return 0;
+}
+
+/*
+ * At the end, with the buffer drained and the kernel's count final: the
+ * records of this CPU that are neither in the file nor counted by a lost
+ * marker in it, the kernel's drops since we attached and the records we
+ * could not write, go into one more lost marker, stamped like the last
+ * record.  The kernel's markers may count drops from before we attached:
+ * nothing is owed then.
+ */
+static void mark_lost(struct recorder *r, struct cpu_rec *c)
+{
+	uint64_t owed = c->lost - c->lost_start + c->unwritten;
+	struct ktrace_record m = { .event = KTRACE_META_LOST };
+	int ret = -ENOSPC;
+
+	if (owed <= c->markers || c->file.fd < 0)
+		return;
+	owed -= c->markers;
+	m.tsc = c->nr_last ? c->last[c->nr_last - 1].tsc : 0;
+	m.arg1 = (uint32_t)owed;
+	m.arg2 = (uint32_t)(owed >> 32);
+	if (!c->write_failed && (ret = ktfile_append(&c->file, &m, 1)) == 0) {
+		c->markers += owed;
+		return;
+	}
+	if (replace_last_event(c, owed) == 0) {
+		pr_warn("%s: the lost marker at its end takes the place of its last event", c->path);
+		return;
+	}
+	pr_err("%s: %s: no room for a lost marker; %llu records lost are not counted in it",
+	       c->path, strerror(-ret), (unsigned long long)owed);
+	__atomic_store_n(&r->failed, true, __ATOMIC_RELAXED);
 }
 
 /* Lost records are reported as they happen, with the kernel's exact count. */
@@ -533,12 +653,15 @@ static void summary(struct recorder *r, double seconds)
 	for (unsigned int i = 0; i < r->nr; i++) {
 		struct cpu_rec *c = &r->cpus[i];
 
+		uint64_t c_lost = c->lost - c->lost_start + c->unwritten;
+
+		if (c->markers > c_lost)
+			c_lost = c->markers;
 		pr_info("cpu %u: %llu records, %llu lost, %llu bytes in %s", c->cpu,
-			(unsigned long long)c->file.records,
-			(unsigned long long)(c->lost - c->lost_start),
+			(unsigned long long)c->file.records, (unsigned long long)c_lost,
 			(unsigned long long)ktfile_bytes(&c->file), c->path);
 		records += c->file.records;
-		lost += c->lost - c->lost_start;
+		lost += c_lost;
 		bytes += ktfile_bytes(&c->file);
 	}
 	pr_info("%u CPU%s, %.3f s: %llu records, %llu lost, %llu bytes", r->nr,
@@ -578,6 +701,10 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	}
 
 	catch_signals(&orig);
+	/* owned from here: tracing off and the buffers empty until the mask is set */
+	if (set_mask && dev_session_mask(ctl, o->dev, 0) < 0)
+		die("%s: tracing is in use: another ktrace owns it or reads a CPU "
+		    "(is another ktrace recording?)", o->dev);
 	for (unsigned int i = 0; i < r.nr; i++)
 		attach_cpu(&r, &r.cpus[i]);
 	ktfile_header_init(&tmpl, 0, info->tsc_khz * 1000,
@@ -589,7 +716,7 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
 	start_threads(&r);
 	if (set_mask)
-		dev_set_mask(ctl, o->dev, mask);
+		dev_session_mask(ctl, o->dev, mask);
 	if (recorded_mask)
 		dev_name_tasks(ctl, o->dev);
 	pr_info("recording %u CPU%s into %s.cpu*%s", r.nr, r.nr == 1 ? "" : "s",
@@ -621,19 +748,24 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 
 	if (stop_sig && child > 0)
 		kill(child, stop_sig);
-	if (set_mask && mask != info->mask) {
+	/* off, every record reserved written: the last drain gets whole events */
+	if (set_mask)
+		dev_session_mask(ctl, o->dev, 0);
+	stop_threads(&r);
+	if (set_mask) {
+		/* ends the session: the mask stays */
 		struct ktrace_mask m = { .mask = info->mask };
 
 		if (ioctl(ctl, KTRACE_IOC_SET_MASK, &m) < 0)
 			pr_err("%s: putting the mask back to 0x%x: %s", o->dev,
 			       info->mask, strerror(errno));
 	}
-	stop_threads(&r);
 	for (unsigned int i = 0; i < r.nr; i++) {
 		struct cpu_rec *c = &r.cpus[i];
 
 		if (c->fd >= 0)
 			close(c->fd);
+		mark_lost(&r, c);
 		ret = ktfile_close(&c->file);
 		if (ret < 0) {
 			pr_err("%s: %s", c->path, strerror(-ret));
@@ -669,16 +801,27 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
  * (the kernel waits until no writer is left inside the buffers), reads
  * every CPU's buffer, and turns tracing on again: events of the few
  * milliseconds this takes are not recorded.  Each file starts with a lost
- * marker of the records overwritten in that CPU since the last snapshot.
+ * marker of the records overwritten in that CPU since the last snapshot
+ * (and of any a new session emptied: one that another process started
+ * after it ended ktrace's by setting the mask).
  * The end (a stopping signal, -d, the command's end) takes a last snapshot,
- * then puts back the normal mode and the mask.
+ * then puts back the normal mode and the mask.  ktrace owns tracing
+ * throughout (a session): killed, the kernel puts them back itself.
+ *
+ * Another reader (root: in overwrite mode the kernel lets only openers
+ * with CAP_SYS_ADMIN attach) can hold a CPU while tracing is off for a
+ * snapshot, and tracing cannot be turned on again until it goes: ktrace
+ * waits for it up to a second, then says which CPU and ends, as the end
+ * does.
  */
+#define FLIGHT_TRIES	100		/* 10 ms apart */
 struct flight {
 	const struct ktrace_opts *o;
 	int ctl;
 	const unsigned int *cpus;
 	unsigned int nr;
-	uint64_t *overwritten;		/* per CPU: kernel's count at the last snapshot */
+	uint64_t *overwritten;		/* per CPU: kernel's count at the last snapshot,
+					   overwritten + discarded */
 	uint64_t *lost;
 	struct ktfile_header tmpl;
 	struct ktrace_record *buf;
@@ -709,10 +852,15 @@ static int flight_read_cpu(struct flight *f, unsigned int cpu, struct ktfile_wri
 {
 	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
 	struct ktrace_attach at = { .cpu = cpu };
-	int fd = dev_open(f->o->dev), ret = 0;
+	int fd = dev_open(f->o->dev), ret = 0, tries = 0;
 
-	if (ioctl(fd, KTRACE_IOC_ATTACH_CPU, &at) < 0) {
-		pr_err("cpu %u: attaching a reader: %s", cpu, strerror(errno));
+	while (ioctl(fd, KTRACE_IOC_ATTACH_CPU, &at) < 0) {
+		if (errno == EBUSY && ++tries < FLIGHT_TRIES) {
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+			continue;
+		}
+		pr_err("cpu %u: attaching a reader: %s%s", cpu, strerror(errno),
+		       errno == EBUSY ? " (another reader holds it)" : "");
 		close(fd);
 		return -1;
 	}
@@ -724,8 +872,8 @@ static int flight_read_cpu(struct flight *f, unsigned int cpu, struct ktfile_wri
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n < 0 || n % sizeof(struct ktrace_record)) {
+			n = 0;		/* empty: the lost marker still goes in */
+		else if (n < 0 || n % sizeof(struct ktrace_record)) {
 			pr_err("cpu %u: reading %s: %s", cpu, f->o->dev,
 			       n < 0 ? strerror(errno) : "not whole records");
 			ret = -1;
@@ -759,19 +907,71 @@ static int flight_read_cpu(struct flight *f, unsigned int cpu, struct ktfile_wri
 
 /*
  * The counters a snapshot starts from, and @empty: the buffers emptied of
- * what was there before --flight started (tracing is off).
+ * what was there before --flight started (tracing is off).  False if a
+ * buffer could not be emptied (said why).
  */
-static void flight_counters(struct flight *f, bool empty)
+static bool flight_counters(struct flight *f, bool empty)
 {
 	for (unsigned int i = 0; i < f->nr; i++) {
 		struct ktrace_cpu_stats st;
 
-		if (empty && flight_read_cpu(f, f->cpus[i], NULL, NULL, 0) < 0)
-			die("cpu %u: cannot empty its buffer", f->cpus[i]);
+		if (empty && flight_read_cpu(f, f->cpus[i], NULL, NULL, 0) < 0) {
+			pr_err("cpu %u: cannot empty its buffer", f->cpus[i]);
+			return false;
+		}
 		if (dev_cpu_stats(f->ctl, f->cpus[i], &st) < 0)
 			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", f->cpus[i], strerror(errno));
-		f->overwritten[i] = st.overwritten;
+		f->overwritten[i] = st.overwritten + st.discarded;
 		f->lost[i] = st.lost;
+	}
+	return true;
+}
+
+/* Tracing on again after a snapshot: false if another reader kept it off. */
+static bool flight_resume(struct flight *f, uint32_t mask)
+{
+	for (int tries = 0; tries < FLIGHT_TRIES; tries++) {
+		if (dev_session_mask(f->ctl, f->o->dev, mask) == 0)
+			return true;
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	for (unsigned int i = 0; i < f->nr; i++) {
+		struct ktrace_cpu_stats st;
+
+		if (dev_cpu_stats(f->ctl, f->cpus[i], &st) == 0 && (st.flags & KTRACE_CPU_READER))
+			pr_err("cpu %u: another reader is attached: tracing cannot go on in "
+			       "overwrite mode", f->cpus[i]);
+	}
+	pr_err("%s: tracing stays off; ending", f->o->dev);
+	f->failed = true;
+	return false;
+}
+
+/*
+ * The end: the normal mode and the mask from before.  If another reader
+ * keeps the mode from changing, ktrace's exit ends its session, and the
+ * kernel puts both back then.
+ */
+static void flight_end(struct flight *f, uint32_t old_mask)
+{
+	struct ktrace_mode m = { 0 };
+	struct ktrace_mask km = { .mask = old_mask };
+	int tries = 0;
+
+	while (ioctl(f->ctl, KTRACE_IOC_SET_MODE, &m) < 0) {
+		if (errno == EBUSY && ++tries < FLIGHT_TRIES) {
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+			continue;
+		}
+		pr_err("%s: putting the normal mode back: %s; it is put back as ktrace exits",
+		       f->o->dev, strerror(errno));
+		f->failed = true;
+		return;
+	}
+	if (ioctl(f->ctl, KTRACE_IOC_SET_MASK, &km) < 0) {
+		pr_err("%s: putting the mask back to 0x%x: %s", f->o->dev, old_mask,
+		       strerror(errno));
+		f->failed = true;
 	}
 }
 
@@ -786,7 +986,7 @@ static void flight_snapshot(struct flight *f, uint32_t mask)
 	snprintf(base, len, "%s.%u", f->o->output, f->snapshots);
 	/* a state dump, so that the snapshot names every task */
 	dev_name_tasks(f->ctl, f->o->dev);
-	dev_set_mask(f->ctl, f->o->dev, 0);
+	dev_session_mask(f->ctl, f->o->dev, 0);
 	for (unsigned int i = 0; i < f->nr; i++) {
 		unsigned int cpu = f->cpus[i];
 		struct ktfile_header h = f->tmpl;
@@ -805,12 +1005,13 @@ static void flight_snapshot(struct flight *f, uint32_t mask)
 			continue;
 		}
 		/* what the buffer no longer holds: a lost marker, as dtrace counts them */
-		if (flight_read_cpu(f, cpu, &w, path, st.overwritten - f->overwritten[i]) < 0)
+		if (flight_read_cpu(f, cpu, &w, path,
+				    st.overwritten + st.discarded - f->overwritten[i]) < 0)
 			f->failed = true;
 		records += w.records;
-		overwritten += st.overwritten - f->overwritten[i];
+		overwritten += st.overwritten + st.discarded - f->overwritten[i];
 		lost += st.lost - f->lost[i];
-		f->overwritten[i] = st.overwritten;
+		f->overwritten[i] = st.overwritten + st.discarded;
 		f->lost[i] = st.lost;
 		ret = ktfile_close(&w);
 		if (ret < 0) {
@@ -819,7 +1020,7 @@ static void flight_snapshot(struct flight *f, uint32_t mask)
 		}
 	}
 	if (mask)
-		dev_set_mask(f->ctl, f->o->dev, mask);
+		flight_resume(f, mask);
 	po.output = base;
 	save_proc(&po, "/proc/kallsyms", ".kallsyms");
 	save_proc(&po, "/proc/interrupts", ".irqs");
@@ -863,11 +1064,16 @@ int flight(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 
 	flight_mode = true;
 	catch_signals(&orig);
-	if (info->mask)
-		dev_set_mask(ctl, o->dev, 0);
+	/* owned from here: tracing off, the buffers empty */
+	if (dev_session_mask(ctl, o->dev, 0) < 0)
+		die("%s: tracing is in use: another ktrace owns it or reads a CPU "
+		    "(is another ktrace recording?)", o->dev);
 	dev_set_mode(ctl, o->dev, KTRACE_MODE_OVERWRITE);
-	flight_counters(&f, true);
-	dev_set_mask(ctl, o->dev, mask);
+	if (!flight_counters(&f, true) || dev_session_mask(ctl, o->dev, mask) < 0) {
+		pr_err("%s: another reader holds a CPU: the flight recorder cannot start", o->dev);
+		flight_end(&f, info->mask);
+		exit(1);
+	}
 	pr_info("flight recorder on %u CPU%s: kill -USR1 %d writes a snapshot to %s.N.cpu*%s",
 		f.nr, f.nr == 1 ? "" : "s", (int)getpid(), o->output,
 		o->command || o->duration ? "" : "; ^C stops");
@@ -897,9 +1103,7 @@ int flight(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		kill(child, stop_sig);
 	/* the end is a trigger too: what led up to it */
 	flight_snapshot(&f, 0);
-	dev_set_mode(ctl, o->dev, 0);
-	if (info->mask)
-		dev_set_mask(ctl, o->dev, info->mask);
+	flight_end(&f, info->mask);
 
 	release_signals(&orig);
 	if (child > 0) {

@@ -57,6 +57,17 @@
  * as with a full ring in the normal mode.  A snapshot is read with tracing
  * off, after a grace period, when every reserved record is published.
  *
+ * Sessions (KTRACE_MASK_SESSION): tracing is owned by the open file that
+ * started it, and goes back to what it was when that file is released, so
+ * a tracer that is killed does not leave tracing on (or overwrite mode).
+ * A session starts with tracing off after a grace period, with no reader
+ * attached, and empties every buffer (ktrace_session_start()): nothing an
+ * earlier session left, records or a pending lost count, opens its trace.
+ * Turning tracing off always waits for a grace period, so a reader's last
+ * drain after it gets whole events.  A reader that attaches while tracing
+ * is on (no session of its own) may find the continuation records of an
+ * event an earlier reader took at @tail: it skips them (@skip_cont).
+ *
  * Nothing here sleeps, allocates, takes a lock or wakes a task directly: a
  * waiting reader is woken through irq_work.
  */
@@ -103,6 +114,21 @@ bool ktrace_overwrite __read_mostly;
 
 /* Serializes mask changes, resizes and reader attach. Taken after cpus_read_lock(). */
 DEFINE_MUTEX(ktrace_mutex);
+
+/*
+ * struct ktrace_session - who owns tracing (KTRACE_MASK_SESSION)
+ * @owner:     the open file (its struct ktrace_reader) that started the
+ *             session, NULL when none does
+ * @prev_mask: the mask before the session started, put back at its end
+ *
+ * Under ktrace_mutex.
+ */
+struct ktrace_session {
+	const void	*owner;
+	u32		prev_mask;
+};
+
+static struct ktrace_session ktrace_session;
 
 unsigned int ktrace_buf_records = KTRACE_BUF_DEFAULT;
 module_param_named(buf_size, ktrace_buf_records, uint, 0444);
@@ -374,7 +400,11 @@ int ktrace_name_tasks(void)
 	struct task_struct *g, *t;
 	int nr = 0;
 
-	if (!READ_ONCE(ktrace_group_mask))
+	/*
+	 * Pairs with smp_store_release() in ktrace_apply_mask(): a session's
+	 * emptied buffers before its mask.
+	 */
+	if (!smp_load_acquire(&ktrace_group_mask))
 		return 0;
 	/*
 	 * Tasks forked or renamed meanwhile are named by their own
@@ -439,6 +469,30 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 	unsigned long nr, first, i, meta = 0;
 	u32 event;
 
+	/*
+	 * A new reader starts at an event: continuation records at @tail are
+	 * the rest of an event an earlier reader took (it read the event
+	 * before they were published).  They count as read, as that event.
+	 */
+	while (unlikely(buf->skip_cont)) {
+		/* Pairs with smp_store_release() in ktrace_commit(). */
+		event = smp_load_acquire(&buf->recs[tail & mask].event);
+		if (!event)
+			break;
+		if (!(event & KTRACE_EVT_CONT)) {
+			buf->skip_cont = false;
+			break;
+		}
+		WRITE_ONCE(buf->recs[tail & mask].event, 0);
+		WRITE_ONCE(buf->read, buf->read + 1);
+		tail++;
+	}
+	if (tail != buf->tail) {
+		local_set(&buf->freeing, tail);
+		/* Pairs with smp_load_acquire() in ktrace_reserve_write(). */
+		smp_store_release(&buf->tail, tail);
+	}
+
 	nr_max = min3(nr_max, (size_t)buf->size, (size_t)KTRACE_READ_MAX);
 	for (nr = 0; nr < nr_max; nr++) {
 		/* Pairs with smp_store_release() in ktrace_commit(). */
@@ -502,6 +556,8 @@ ktrace_buf_install(struct ktrace_buf *buf, struct ktrace_record *recs,
 	local_set(&buf->overwritten, 0);
 	buf->tail = 0;
 	buf->read = 0;
+	buf->discarded = 0;
+	buf->skip_cont = false;
 	/* Publish the ring after its size: pairs with smp_load_acquire() in
 	 * ktrace_reserve_write().
 	 */
@@ -538,39 +594,152 @@ bool ktrace_reader_attached(void)
 	return false;
 }
 
+/*
+ * Set the mask; under cpus_read_lock() and ktrace_mutex.  Return: 0, or
+ * -EBUSY to turn tracing on in overwrite mode while a reader is attached.
+ */
+static int ktrace_apply_mask(u32 mask)
+{
+	lockdep_assert_held(&ktrace_mutex);
+	if (mask && ktrace_overwrite && ktrace_reader_attached())
+		return -EBUSY;
+	if (mask && !ktrace_group_mask) {
+		/*
+		 * What was done with tracing off before what turns it on.
+		 * Pairs with smp_load_acquire() in ktrace_name_tasks(); a
+		 * TRACE() site or a probe of the module reads the mask with
+		 * READ_ONCE() and the buffer after it, in order on x86 (the
+		 * one architecture ktrace builds for), and the static key's
+		 * text_poke_sync() syncs every CPU as well.
+		 */
+		smp_store_release(&ktrace_group_mask, mask);
+		static_branch_enable_cpuslocked(&ktrace_enabled);
+	} else if (!mask && ktrace_group_mask) {
+		static_branch_disable_cpuslocked(&ktrace_enabled);
+		WRITE_ONCE(ktrace_group_mask, 0);
+		/*
+		 * Writers that saw the old mask are done and every record
+		 * they reserved is published: a reader's last drain (or a
+		 * snapshot) gets whole events, and a new session may empty
+		 * the buffers.  Pairs with the preempt_disable_notrace()
+		 * section of ktrace_reserve_write().
+		 */
+		synchronize_rcu();
+	} else {
+		WRITE_ONCE(ktrace_group_mask, mask);
+	}
+	return 0;
+}
+
+/*
+ * Empty @buf of what an earlier session left and of its pending lost
+ * count.  Tracing is off after a grace period (no writer, every reserved
+ * record published) and no reader is attached: nobody else touches it.
+ */
+static void ktrace_buf_reset(struct ktrace_buf *buf)
+{
+	unsigned long head = local_read(&buf->head), mask = buf->size - 1, i;
+
+	for (i = buf->tail; i != head; i++) {
+		if (READ_ONCE(buf->recs[i & mask].event) != KTRACE_META_LOST)
+			buf->discarded++;
+		WRITE_ONCE(buf->recs[i & mask].event, 0);
+	}
+	local_set(&buf->lost_pending, 0);
+	local_set(&buf->freeing, head);
+	/* Pairs with smp_load_acquire() in ktrace_reserve_write(). */
+	smp_store_release(&buf->tail, head);
+}
+
+/* Under cpus_read_lock() and ktrace_mutex, with no reader attached. */
+static int ktrace_session_start(u32 mask, const void *file)
+{
+	struct ktrace_buf *buf;
+	unsigned int cpu;
+
+	ktrace_session.prev_mask = ktrace_group_mask;
+	/* Already off: off since a grace period, that of turning it off. */
+	ktrace_apply_mask(0);
+	for_each_possible_cpu(cpu) {
+		buf = per_cpu_ptr(&ktrace_bufs, cpu);
+		if (buf->recs)
+			ktrace_buf_reset(buf);
+	}
+	ktrace_session.owner = file;
+	return ktrace_apply_mask(mask);
+}
+
 /**
- * ktrace_set_mask - choose the traced groups, 0 to turn tracing off
+ * ktrace_set_session_mask - choose the traced groups, 0 to turn tracing off
  * @mask: group bits
+ * @session: KTRACE_MASK_SESSION: @file owns tracing (see the uapi header)
+ * @file: the open file asking
  *
  * Return: 0, -EINVAL for bits that are not groups, or -EBUSY to turn
- * tracing on in overwrite mode while a reader is attached.
+ * tracing on in overwrite mode while a reader is attached, or to start a
+ * session while another file owns one or a reader is attached.
  */
-int ktrace_set_mask(u32 mask)
+int ktrace_set_session_mask(u32 mask, bool session, const void *file)
 {
-	int ret = 0;
+	struct ktrace_session *s = &ktrace_session;
+	int ret;
 
 	if (mask & ~KTRACE_GROUP_MASK)
 		return -EINVAL;
 
 	cpus_read_lock();
 	mutex_lock(&ktrace_mutex);
-	if (mask && ktrace_overwrite && ktrace_reader_attached()) {
+	if (!session) {
+		s->owner = NULL;
+		ret = ktrace_apply_mask(mask);
+	} else if (s->owner == file) {
+		ret = ktrace_apply_mask(mask);
+	} else if (s->owner || ktrace_reader_attached()) {
 		ret = -EBUSY;
-	} else if (mask && !ktrace_group_mask) {
-		WRITE_ONCE(ktrace_group_mask, mask);
-		static_branch_enable_cpuslocked(&ktrace_enabled);
-	} else if (!mask && ktrace_group_mask) {
-		static_branch_disable_cpuslocked(&ktrace_enabled);
-		WRITE_ONCE(ktrace_group_mask, 0);
-		/* A snapshot reads what writers that saw the old mask wrote. */
-		if (ktrace_overwrite)
-			synchronize_rcu();
 	} else {
-		WRITE_ONCE(ktrace_group_mask, mask);
+		ret = ktrace_session_start(mask, file);
 	}
 	mutex_unlock(&ktrace_mutex);
 	cpus_read_unlock();
 	return ret;
+}
+
+/**
+ * ktrace_set_mask - choose the traced groups, 0 to turn tracing off
+ * @mask: group bits
+ *
+ * Ends a session, if a file owns one.
+ *
+ * Return: as ktrace_set_session_mask().
+ */
+int ktrace_set_mask(u32 mask)
+{
+	return ktrace_set_session_mask(mask, false, NULL);
+}
+
+/**
+ * ktrace_session_release - @file is released: end its session, if it owns one
+ * @file: the open file
+ *
+ * Tracing goes back to the mask it had before the session, in the normal
+ * mode.  The mode changes with tracing off after a grace period, so no
+ * writer sees it change, even while a reader of the dying owner is still
+ * attached (its files are released one by one): the normal mode allows it.
+ */
+void ktrace_session_release(const void *file)
+{
+	struct ktrace_session *s = &ktrace_session;
+
+	cpus_read_lock();
+	mutex_lock(&ktrace_mutex);
+	if (s->owner == file) {
+		s->owner = NULL;
+		ktrace_apply_mask(0);
+		WRITE_ONCE(ktrace_overwrite, false);
+		ktrace_apply_mask(s->prev_mask);
+	}
+	mutex_unlock(&ktrace_mutex);
+	cpus_read_unlock();
 }
 
 /**

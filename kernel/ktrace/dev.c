@@ -39,6 +39,8 @@
  *
  * Lifetime: open() to release().  @buf is set once, by KTRACE_IOC_ATTACH_CPU
  * under ktrace_mutex, and owns that buffer's reader slot until release().
+ * A file that started a session (KTRACE_MASK_SESSION) owns tracing until
+ * release() too, which ends the session.
  * read() and poll() on one file are serialized by @lock.
  */
 struct ktrace_reader {
@@ -51,7 +53,8 @@ static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
 {
 	struct ktrace_reader *reader = file->private_data;
-	struct ktrace_buf *buf = reader->buf;
+	/* Pairs with smp_store_release() in ktrace_ioc_attach_cpu(). */
+	struct ktrace_buf *buf = smp_load_acquire(&reader->buf);
 	ssize_t nr;
 
 	if (!buf || count < sizeof(struct ktrace_record))
@@ -90,7 +93,8 @@ static ssize_t ktrace_read(struct file *file, char __user *ubuf, size_t count,
 static __poll_t ktrace_poll(struct file *file, poll_table *wait)
 {
 	struct ktrace_reader *reader = file->private_data;
-	struct ktrace_buf *buf = reader->buf;
+	/* Pairs with smp_store_release() in ktrace_ioc_attach_cpu(). */
+	struct ktrace_buf *buf = smp_load_acquire(&reader->buf);
 
 	if (!buf)
 		return EPOLLERR;
@@ -185,15 +189,16 @@ static long ktrace_ioc_info(void __user *uarg)
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static long ktrace_ioc_set_mask(void __user *uarg)
+static long ktrace_ioc_set_mask(struct ktrace_reader *reader, void __user *uarg)
 {
 	struct ktrace_mask arg;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if (arg.reserved)
+	if (arg.flags & ~KTRACE_MASK_SESSION)
 		return -EINVAL;
-	return ktrace_set_mask(arg.mask);
+	return ktrace_set_session_mask(arg.mask, arg.flags & KTRACE_MASK_SESSION,
+				       reader);
 }
 
 static long ktrace_ioc_cpu_stats(void __user *uarg)
@@ -204,7 +209,7 @@ static long ktrace_ioc_cpu_stats(void __user *uarg)
 
 	if (copy_from_user(&stats, uarg, sizeof(stats)))
 		return -EFAULT;
-	if (stats.flags || stats.pad || stats.overwritten || stats.reserved)
+	if (stats.flags || stats.pad || stats.overwritten || stats.discarded)
 		return -EINVAL;
 	cpu = stats.cpu;
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
@@ -223,6 +228,7 @@ static long ktrace_ioc_cpu_stats(void __user *uarg)
 	stats.lost = local_read(&buf->lost);
 	stats.read = READ_ONCE(buf->read);
 	stats.overwritten = local_read(&buf->overwritten);
+	stats.discarded = buf->discarded;
 	stats.buf_records = buf->recs ? buf->size : 0;
 	mutex_unlock(&ktrace_mutex);
 	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
@@ -261,7 +267,14 @@ static long ktrace_ioc_attach_cpu(struct ktrace_reader *reader,
 		ret = -ENODEV;		/* never online, so it has no buffer */
 		goto out_unlock;
 	}
-	/* Overwrite mode: writers move @tail, so no reader while they run. */
+	/*
+	 * Overwrite mode: writers move @tail, so no reader while they run;
+	 * a reader holds tracing off, so only one who may turn it on reads.
+	 */
+	if (ktrace_overwrite && !reader->admin) {
+		ret = -EPERM;
+		goto out_unlock;
+	}
 	if (ktrace_overwrite && ktrace_group_mask) {
 		ret = -EBUSY;
 		goto out_unlock;
@@ -271,7 +284,9 @@ static long ktrace_ioc_attach_cpu(struct ktrace_reader *reader,
 		goto out_unlock;
 	}
 	ktrace_set_wakeup(buf, 1);
-	WRITE_ONCE(reader->buf, buf);
+	buf->skip_cont = true;
+	/* The buffer's state before it: pairs with smp_load_acquire() in ktrace_read(). */
+	smp_store_release(&reader->buf, buf);
 out_unlock:
 	mutex_unlock(&ktrace_mutex);
 	return ret;
@@ -326,7 +341,7 @@ static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KTRACE_IOC_INFO:
 		return ktrace_ioc_info(uarg);
 	case KTRACE_IOC_SET_MASK:
-		return reader->admin ? ktrace_ioc_set_mask(uarg) : -EPERM;
+		return reader->admin ? ktrace_ioc_set_mask(reader, uarg) : -EPERM;
 	case KTRACE_IOC_CPU_STATS:
 		return ktrace_ioc_cpu_stats(uarg);
 	case KTRACE_IOC_SET_BUF_SIZE:
@@ -368,9 +383,11 @@ static int ktrace_open(struct inode *inode, struct file *file)
 static int ktrace_release(struct inode *inode, struct file *file)
 {
 	struct ktrace_reader *reader = file->private_data;
-
 	struct ktrace_buf *buf = reader->buf;
 
+	/* A killed tracer does not leave tracing on. */
+	if (reader->admin)
+		ktrace_session_release(reader);
 	if (buf) {
 		/* No reader waits: wakeup checks once per lap of the ring. */
 		WRITE_ONCE(buf->wakeup_mask, buf->size - 1);

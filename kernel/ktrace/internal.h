@@ -25,6 +25,9 @@
  * @tail and @read are changed only by the one attached reader (@reader
  * set), on any CPU; they sit on a cache line of their own so that the
  * reader does not take the writers' line away on every read.
+ * @skip_cont is set at attach and cleared by the reader once it finds an
+ * event at @tail; @discarded is changed only by a new session, with
+ * tracing off and no reader attached (ktrace_session_start()).
  * @reader_waiting is set by the reader and cleared by the writer that
  * wakes it.  @wakeup_mask is set under ktrace_mutex, then a grace period
  * passes before the reader relies on it (see ktrace_set_wakeup()).
@@ -55,6 +58,8 @@ struct ktrace_buf {
 	/* the reader's cache line */
 	unsigned long		tail ____cacheline_aligned_in_smp;
 	u64			read;		/* event records handed out */
+	u64			discarded;	/* left over, emptied by a new session */
+	bool			skip_cont;	/* a new reader: skip to an event */
 	int			reader_waiting;	/* reader sleeps in read/poll */
 	atomic_t		reader;		/* 1 while a file reads us */
 	struct irq_work		wakeup_work;
@@ -72,6 +77,8 @@ ssize_t ktrace_buf_read(struct ktrace_buf *buf, char __user *ubuf,
 			size_t nr_max);
 void ktrace_set_wakeup(struct ktrace_buf *buf, unsigned long records);
 int ktrace_set_mask(u32 mask);
+int ktrace_set_session_mask(u32 mask, bool session, const void *file);
+void ktrace_session_release(const void *file);
 int ktrace_set_overwrite(bool overwrite);
 bool ktrace_reader_attached(void);
 int ktrace_name_tasks(void);

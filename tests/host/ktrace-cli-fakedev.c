@@ -11,7 +11,9 @@
  * only (EINVAL below 24 bytes, EAGAIN when empty and O_NONBLOCK), POLLIN
  * when the wakeup watermark's worth of records wait.  While the mask is set, each CPU writes $KTFAKE_RATE
  * records a second into a buffer of the set size; what does not fit is
- * counted lost and a KTRACE_META_LOST marker is written.  In overwrite mode
+ * counted lost and a KTRACE_META_LOST marker is written.  KTRACE_MASK_SESSION
+ * is accepted and sets the mask; ownership (the kernel puts the mask back
+ * when the owner is released) is not modelled: tests/vm checks it.  In overwrite mode
  * (KTRACE_IOC_SET_MODE) nothing is lost: the oldest records are counted
  * overwritten, and a reader gets the newest.  Record number i of a CPU's
  * stream has arg1 = i, so a test can tell which records it got.  ktrace
@@ -20,8 +22,13 @@
  *   KTFAKE_STATE    file keeping "mask buf_records overwrite" between runs
  *                   (required)
  *   KTFAKE_CPUS     nr_cpu_ids (4)     KTFAKE_OFFLINE  an offline CPU
- *   KTFAKE_BUSY     a CPU that has another reader
+ *   KTFAKE_BUSY     a CPU that has another reader: in overwrite mode it
+ *                   also keeps tracing from being turned on and the mode
+ *                   from changing (EBUSY), as the kernel does
+ *   KTFAKE_BUSY_TRIES  that reader goes after this many calls it refused
  *   KTFAKE_RATE     records per second per CPU (1000)
+ *   KTFAKE_STATS    file to write "CPU WRITTEN LOST" lines to at exit (the
+ *                   counters live in the process, not in KTFAKE_STATE)
  *   KTFAKE_EACCES   set: open fails with EACCES (not root)
  *   KTFAKE_PROC     directory whose kallsyms and interrupts files stand in
  *                   for /proc's (unset: ktrace finds none, as on a kernel
@@ -61,7 +68,7 @@ static int fake_fd[MAX_FDS];	/* 0: not ours; 1: ours; 2 + cpu: attached */
 static uint32_t mask, buf_records = 4096;
 static double on_since;		/* when the mask was set, 0 while off */
 static unsigned int nr_cpus = 4;
-static int offline_cpu = -1, busy_cpu = -1;
+static int offline_cpu = -1, busy_cpu = -1, busy_tries = -1;
 static double rate = 1000;
 static bool loaded, overwrite;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -94,6 +101,7 @@ static void load(void)
 		nr_cpus = MAX_CPUS;
 	offline_cpu = env_int("KTFAKE_OFFLINE", -1);
 	busy_cpu = env_int("KTFAKE_BUSY", -1);
+	busy_tries = env_int("KTFAKE_BUSY_TRIES", -1);
 	rate = env_int("KTFAKE_RATE", 1000);
 	if (state && (f = fopen(state, "r"))) {
 		int ow = 0;
@@ -150,6 +158,19 @@ static void set_mask(uint32_t m)
 	mask = m;
 	on_since = m ? now() : 0;
 	save();
+}
+
+static __attribute__((destructor)) void dump_stats(void)
+{
+	const char *path = getenv("KTFAKE_STATS");
+	FILE *f = path && loaded ? fopen(path, "w") : NULL;
+
+	if (!f)
+		return;
+	for (unsigned int n = 0; n < nr_cpus; n++)
+		fprintf(f, "%u %llu %llu\n", n, (unsigned long long)cpus[n].written,
+			(unsigned long long)cpus[n].lost);
+	fclose(f);
 }
 
 static bool is_fake_path(const char *path)
@@ -229,6 +250,14 @@ static int fail(int err)
 	return -1;
 }
 
+/* The other reader refuses one more call: it goes after KTFAKE_BUSY_TRIES. */
+static int busy(void)
+{
+	if (busy_tries > 0 && !--busy_tries)
+		busy_cpu = -1;
+	return fail(EBUSY);
+}
+
 static int fake_ioctl(int fd, unsigned long req, void *arg)
 {
 	switch (req) {
@@ -248,11 +277,13 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 	case KTRACE_IOC_SET_MASK: {
 		struct ktrace_mask *m = arg;
 
-		if (m->reserved || (m->mask & ~KTRACE_GROUP_MASK))
+		if ((m->flags & ~KTRACE_MASK_SESSION) || (m->mask & ~KTRACE_GROUP_MASK))
 			return fail(EINVAL);
 		for (unsigned int c = 0; overwrite && m->mask && c < nr_cpus; c++)
 			if (cpus[c].attached)
 				return fail(EBUSY);
+		if (overwrite && m->mask && busy_cpu >= 0)
+			return busy();
 		set_mask(m->mask);
 		return 0;
 	}
@@ -260,7 +291,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		struct ktrace_cpu_stats *st = arg;
 		unsigned int cpu = st->cpu;
 
-		if (cpu >= nr_cpus || st->overwritten || st->reserved)
+		if (cpu >= nr_cpus || st->overwritten || st->discarded)
 			return fail(EINVAL);
 		produce(&cpus[cpu]);
 		memset(st, 0, sizeof(*st));
@@ -299,7 +330,9 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 			return fail(EINVAL);
 		if ((int)at->cpu == offline_cpu)
 			return fail(ENODEV);
-		if (cpus[at->cpu].attached || (int)at->cpu == busy_cpu || (overwrite && mask))
+		if ((int)at->cpu == busy_cpu)
+			return busy();
+		if (cpus[at->cpu].attached || (overwrite && mask))
 			return fail(EBUSY);
 		cpus[at->cpu].attached = true;
 		cpus[at->cpu].wakeup = 1;
@@ -316,6 +349,8 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		for (unsigned int c = 0; c < nr_cpus; c++)
 			if (cpus[c].attached)
 				return fail(EBUSY);
+		if (busy_cpu >= 0 && overwrite)
+			return busy();
 		overwrite = m->flags & KTRACE_MODE_OVERWRITE;
 		save();
 		return 0;

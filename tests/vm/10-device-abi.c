@@ -34,7 +34,7 @@ static void test_info(int fd)
 
 static void test_bad_ioctls(int fd)
 {
-	struct ktrace_mask mask = { .mask = KTRACE_GRP_user, .reserved = 1 };
+	struct ktrace_mask mask = { .mask = KTRACE_GRP_user, .flags = 1U << 31 };
 	struct ktrace_cpu_stats st;
 	struct ktrace_buf_size bs = { .records = 64, .reserved = 1 };
 	struct ktrace_attach at = { .cpu = 0, .reserved = 1 };
@@ -43,16 +43,16 @@ static void test_bad_ioctls(int fd)
 	is_errno(ioctl(fd, _IOR(KTRACE_IOC_MAGIC, 0, int), NULL), ENOTTY,
 		 "INFO number with the wrong size");
 	is_errno(ioctl(fd, TCGETS, &st), ENOTTY, "a terminal's ioctl");
-	is_errno(ioctl(fd, KTRACE_IOC_SET_MASK, &mask), EINVAL, "SET_MASK reserved != 0");
-	mask.reserved = 0;
+	is_errno(ioctl(fd, KTRACE_IOC_SET_MASK, &mask), EINVAL, "SET_MASK with an unknown flag");
+	mask.flags = 0;
 	mask.mask = KTRACE_EVT_CONT;
 	is_errno(ioctl(fd, KTRACE_IOC_SET_MASK, &mask), EINVAL, "SET_MASK with a non-group bit");
 	is_errno(ioctl(fd, KTRACE_IOC_SET_MASK, NULL), EFAULT, "SET_MASK from NULL");
 
 	is_errno(kt_stats(fd, 100000, &st), EINVAL, "CPU_STATS of cpu 100000");
 	memset(&st, 0, sizeof(st));
-	st.reserved = 5;
-	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS reserved != 0");
+	st.discarded = 5;
+	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS discarded != 0 on input");
 	memset(&st, 0, sizeof(st));
 	st.overwritten = 5;
 	is_errno(ioctl(fd, KTRACE_IOC_CPU_STATS, &st), EINVAL, "CPU_STATS overwritten != 0 on input");
@@ -66,9 +66,9 @@ static void test_bad_ioctls(int fd)
 	st.cpu = 0;
 	st.flags = 0;
 	st.pad = 0;
-	st.overwritten = st.reserved = 0;
+	st.overwritten = st.discarded = 0;
 	ok(ioctl(fd, KTRACE_IOC_CPU_STATS, &st) == 0 && (st.flags & KTRACE_CPU_ONLINE) &&
-	   st.buf_records >= KTRACE_BUF_MIN && !st.pad && !st.overwritten && !st.reserved,
+	   st.buf_records >= KTRACE_BUF_MIN && !st.pad && !st.overwritten,
 	   "CPU_STATS of cpu 0: online, %u records, padding zeroed, only the written fields kept", st.buf_records);
 
 	is_errno(ioctl(fd, KTRACE_IOC_SET_BUF_SIZE, &bs), EINVAL, "SET_BUF_SIZE reserved != 0");

@@ -174,13 +174,27 @@ struct ktrace_info {
 
 /**
  * struct ktrace_mask - KTRACE_IOC_SET_MASK
- * @mask:     groups to trace, bits 0-21; 0 turns tracing off
- * @reserved: must be zero
+ * @mask:  groups to trace, bits 0-21; 0 turns tracing off
+ * @flags: KTRACE_MASK_SESSION or 0
+ *
+ * KTRACE_MASK_SESSION: this open file owns tracing (a session).  The call
+ * that starts a session turns tracing off, waits until no writer is left
+ * inside the buffers, and empties every buffer: the records left in them
+ * (counted in ktrace_cpu_stats.discarded) and the drops no lost record
+ * told of yet; then it sets @mask.  So a session's records start at an
+ * event, after nothing of an earlier one.  It fails with -EBUSY while
+ * another file owns a session or a reader is attached.  The owner's later
+ * calls with the flag only set the mask.  When the owner is released (closed for the last time, or its
+ * process killed) the session ends: tracing goes back to the mask it had
+ * before the session started, in the normal mode.  A call without the
+ * flag, from any file, also ends the session: the mask it sets stays.
  */
 struct ktrace_mask {
 	__u32 mask;
-	__u32 reserved;
+	__u32 flags;
 };
+
+#define KTRACE_MASK_SESSION	(1U << 0)
 
 /**
  * struct ktrace_cpu_stats - KTRACE_IOC_CPU_STATS
@@ -196,9 +210,11 @@ struct ktrace_mask {
  * @pad:         in: must be zero; out: zero
  * @overwritten: in: must be zero; out: records of events that overwrite
  *               mode (KTRACE_IOC_SET_MODE) freed to make room for newer
- *               ones, so @written = @read + @overwritten + the records of
- *               events in the buffer
- * @reserved:    in: must be zero; out: zero
+ *               ones
+ * @discarded:   in: must be zero; out: records of events a new session
+ *               (KTRACE_MASK_SESSION) found left in the buffer and emptied,
+ *               so @written = @read + @overwritten + @discarded + the
+ *               records of events in the buffer
  */
 struct ktrace_cpu_stats {
 	__u32 cpu;
@@ -209,7 +225,7 @@ struct ktrace_cpu_stats {
 	__u32 buf_records;
 	__u32 pad;
 	__u64 overwritten;
-	__u64 reserved;
+	__u64 discarded;
 };
 
 #define KTRACE_CPU_ONLINE	(1U << 0)
@@ -230,7 +246,10 @@ struct ktrace_buf_size {
  * struct ktrace_attach - KTRACE_IOC_ATTACH_CPU
  * @cpu:      the CPU whose records read() on this file returns; one reader
  *            per CPU, a second gets -EBUSY.  The wakeup watermark starts
- *            at 1 record.
+ *            at 1 record.  The first record read is an event or a lost
+ *            record: continuation records at the front of the buffer,
+ *            the rest of an event an earlier reader took, are skipped
+ *            (counted in ktrace_cpu_stats.read).
  * @reserved: must be zero
  */
 struct ktrace_attach {
@@ -281,9 +300,11 @@ struct ktrace_name_tasks {
  * buffer always holds the newest events.  It drops its own event (counted
  * as lost) only when the oldest record belongs to a writer it interrupted
  * that has not finished writing, or a writer it interrupted is freeing.
- * In this mode a reader may attach only while tracing is off, and tracing
- * cannot be turned on while one is attached (-EBUSY): a snapshot turns
- * tracing off, reads each CPU's buffer, detaches and turns tracing on.
+ * In this mode a reader may attach only while tracing is off (-EBUSY),
+ * through a file opened with CAP_SYS_ADMIN (-EPERM), and tracing cannot be
+ * turned on while one is attached (-EBUSY): a snapshot turns tracing off,
+ * reads each CPU's buffer, detaches and turns tracing on, and a reader
+ * that could not also turn tracing on again must not hold it off.
  * The mode changes only while tracing is off and no reader is attached
  * (-EBUSY); the buffers keep their records.
  */
