@@ -119,6 +119,35 @@ static void mkdir_p(const char *dir)
 	free(p);
 }
 
+/*
+ * -o DIR as root, in a directory others can write (/tmp): a symbolic link
+ * there, on the way to DIR, that another user planted would take the
+ * trace files where that user chose.  Only links of ours or root's are
+ * followed; each component is looked at before mkdir_p() makes it.
+ */
+static void refuse_foreign_links(const char *dir)
+{
+	char *p = xstrdup(dir);
+
+	for (char *s = p + 1; ; s++) {
+		struct stat st;
+		char c;
+
+		if (*s && *s != '/')
+			continue;
+		c = *s;
+		*s = '\0';
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() &&
+		    st.st_uid != 0)
+			die("%s: a symbolic link of another user (uid %u): not followed; "
+			    "give the directory it names", p, (unsigned int)st.st_uid);
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+}
+
 /* A directory to write trace files in (kt_open_checked_dir()), or die saying why. */
 static int open_checked_dir(const char *dir)
 {
@@ -199,6 +228,7 @@ struct run {
 	struct ring **table;		/* every ring by name: one scan is O(files) */
 	size_t table_size, nr_rings;
 	unsigned int pending;
+	struct ktrace_record *buf;	/* RING_CHUNK records: every ring is copied through it */
 	uint64_t last_scan_ms;
 	pid_t child;			/* the command (or ktrace) */
 	int child_status;
@@ -370,7 +400,8 @@ static void take_ring(struct run *run, struct ring *g)
 	} else {
 		close(fd);
 	}
-	ring_drain_init(&g->d, src, records, create_output(run, g, &hdr), g->tid, hdr.ref_tsc);
+	ring_drain_init(&g->d, src, records, create_output(run, g, &hdr), g->tid, hdr.ref_tsc,
+			run->buf);
 	g->state = RING_LIVE;
 	g->next = run->rings;
 	run->rings = g;
@@ -682,6 +713,7 @@ int main(int argc, char **argv)
 		die("libktrace.so.0 not found next to ktrace-run or in ../lib; set KTRACE_LIB");
 	if (access(lib, R_OK) < 0)
 		die("%s: %s", lib, strerror(errno));
+	refuse_foreign_links(dir);
 	mkdir_p(dir);
 	abs_dir = realpath(dir, NULL);
 	if (!abs_dir)
@@ -696,6 +728,7 @@ int main(int argc, char **argv)
 	make_rings_dir(&run);
 	run.table_size = 256;
 	run.table = xcalloc(run.table_size, sizeof(*run.table));
+	run.buf = xmalloc(RING_CHUNK * sizeof(*run.buf));
 	/* the trace files' header: ring_check() takes the rest from each ring */
 	ktfile_header_init(&run.tmpl, -1, tsc_hz, true, 0);
 	ring_guard_install();
