@@ -99,10 +99,11 @@ for t in $targets; do
 	*)	echo "fuzz: no target $t"; exit 2 ;;
 	esac
 	"seeds_$t" || exit 1
+	# -error_exitcode=1: libFuzzer's own, 77, is this script's "skipped"
 	# -close_fd_mask=2: the tools' messages would drown the fuzzer's output
 	# (libFuzzer keeps its own copy of stderr for reports)
 	rm -rf "$OUT/$t/tmp" && mkdir -p "$OUT/$t/tmp"
-	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 \
+	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 -error_exitcode=1 \
 		-print_final_stats=1 corpus seeds 2>&1 | tail -n 25 >"$OUT/$t/last-run.log"
 	 exit "${PIPESTATUS[0]}")
 	trc=$?
