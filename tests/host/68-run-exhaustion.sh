@@ -46,6 +46,22 @@ else
 	for i in 1 2 3; do ok 0 "ENOSPC # SKIP needs root and unshare -m"; done
 fi
 
+# ---- the exit status when records are lost (-D: drops in full rings) ----
+rm -rf "$TMP/drop"
+timeout 60 "$KTRACE_RUN" -D -b 1024 -o "$TMP/drop" "$UT/events" threads 2 500000 >/dev/null 2>"$TMP/drop.err"
+rc=$?
+l=$(lost "$TMP/drop")
+[ $rc -eq 1 ] && [ "$l" -gt 0 ] && [ $(($(count "$TMP/drop" user:mark) + l)) -eq 1000000 ] &&
+	grep -q "^ktrace-run: $l records lost (0 of them not marked" "$TMP/drop.err"
+ok $? "-D with drops: the command exited 0, ktrace-run 1, and says the count dtrace -S finds" \
+	"exit $rc, lost $l; $(cat "$TMP/drop.err")"
+rm -rf "$TMP/drop"
+timeout 60 "$KTRACE_RUN" -D -b 1024 -o "$TMP/drop" sh -c "'$UT/events' threads 2 500000 >/dev/null; exit 9" \
+	2>"$TMP/drop.err"
+rc=$?
+[ $rc -eq 9 ] && [ "$(lost "$TMP/drop")" -gt 0 ] && grep -q "records lost" "$TMP/drop.err"
+ok $? "... a command that failed keeps its own status (9), the loss said" "exit $rc; $(cat "$TMP/drop.err")"
+
 # ---- descriptors ----
 rm -rf "$TMP/fd"
 (ulimit -n 14 && timeout 60 "$KTRACE_RUN" -o "$TMP/fd" "$UT/events" threads 8 10000 \
