@@ -208,6 +208,7 @@ struct ring {
 	uint64_t seen_ms;		/* first found */
 	bool said;			/* a transient error was reported */
 	bool write_said;
+	bool removed;			/* BAD, and its file unlinked: forgotten */
 	struct ring_drain d;
 	char out_name[80];
 	struct ring *next;		/* run->rings */
@@ -312,12 +313,15 @@ static void ring_forget(struct run *run, struct ring *g)
 	free(g);
 }
 
-/* Refused for good: said once, the file removed (it is in our directory). */
+/*
+ * Refused for good: said once, the file removed (it is in our directory);
+ * remembered only if it could not be removed (not to say it again).
+ */
 static void ring_bad(struct run *run, struct ring *g, const char *why)
 {
 	pr_warn("%s/%s: %s; ignored", run->rings_dir, g->name, why);
 	g->state = RING_BAD;
-	unlinkat(run->rings_fd, g->name, 0);
+	g->removed = unlinkat(run->rings_fd, g->name, 0) == 0;
 }
 
 /*
@@ -364,9 +368,14 @@ static void take_ring(struct run *run, struct ring *g)
 	int fd, ok;
 
 	fd = openat(run->rings_fd, g->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		g->state = RING_BAD;	/* gone already: nothing to say, forgotten */
+		g->removed = true;
+		return;
+	}
 	if (fd < 0) {
 		/* EMFILE, ENOMEM ...: the next round tries again */
-		if (!g->said && errno != ENOENT)
+		if (!g->said)
 			pr_warn("%s/%s: %s; trying again", run->rings_dir, g->name, strerror(errno));
 		g->said = true;
 		return;
@@ -443,6 +452,8 @@ static void scan_rings(struct run *run)
 			take_ring(run, g);
 		if (g->state == RING_PENDING)
 			run->pending++;
+		else if (g->state == RING_BAD && g->removed)
+			ring_forget(run, g);
 	}
 	closedir(d);
 }
