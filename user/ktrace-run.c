@@ -99,6 +99,17 @@ static char *beside_me(const char *name, const char *libdir_name)
 	return NULL;
 }
 
+/* -o DIR: no symbolic link of another user as DIR or on the way (see main()). */
+static void refuse_foreign_links(const char *dir)
+{
+	char link[PATH_MAX];
+	unsigned int uid;
+
+	if (kt_foreign_link(dir, link, sizeof(link), &uid))
+		die("%s: a symbolic link of another user (uid %u): not followed; "
+		    "give the directory it names", link, uid);
+}
+
 /* Missing directories of @dir, created 0700: trace files are private. */
 static void mkdir_p(const char *dir)
 {
@@ -112,35 +123,7 @@ static void mkdir_p(const char *dir)
 		*s = '\0';
 		if (mkdir(p, 0700) < 0 && errno != EEXIST)
 			die("%s: %s", p, strerror(errno));
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-}
-
-/*
- * -o DIR as root, in a directory others can write (/tmp): a symbolic link
- * there, on the way to DIR, that another user planted would take the
- * trace files where that user chose.  Only links of ours or root's are
- * followed; each component is looked at before mkdir_p() makes it.
- */
-static void refuse_foreign_links(const char *dir)
-{
-	char *p = xstrdup(dir);
-
-	for (char *s = p + 1; ; s++) {
-		struct stat st;
-		char c;
-
-		if (*s && *s != '/')
-			continue;
-		c = *s;
-		*s = '\0';
-		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() &&
-		    st.st_uid != 0)
-			die("%s: a symbolic link of another user (uid %u): not followed; "
-			    "give the directory it names", p, (unsigned int)st.st_uid);
+		refuse_foreign_links(p);	/* planted since the check: before going in */
 		*s = c;
 		if (!c)
 			break;
@@ -724,6 +707,11 @@ int main(int argc, char **argv)
 		die("libktrace.so.0 not found next to ktrace-run or in ../lib; set KTRACE_LIB");
 	if (access(lib, R_OK) < 0)
 		die("%s: %s", lib, strerror(errno));
+	/*
+	 * As root in /tmp: a link another user planted as DIR or on the way is
+	 * not followed.  mkdir_p() checks each component again once it exists:
+	 * a name planted meanwhile is a link by then (ours cannot be replaced).
+	 */
 	refuse_foreign_links(dir);
 	mkdir_p(dir);
 	abs_dir = realpath(dir, NULL);
