@@ -383,11 +383,15 @@ static void take_ring(struct run *run, struct ring *g)
 	}
 	src.size = st.st_size;
 	src.map = mmap(NULL, src.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	src.mapped = src.size;
 	if (src.map == MAP_FAILED) {
-		/* RLIMIT_AS, vm.max_map_count: this ring is read through its file */
-		pr_warn("%s/%s: mmap: %s; drained through its file instead", run->rings_dir,
-			g->name, strerror(errno));
-		src.map = NULL;
+		/* RLIMIT_AS, vm.max_map_count: the records are read through the file */
+		pr_warn("%s/%s: mmap: %s; its records are read through its file instead",
+			run->rings_dir, g->name, strerror(errno));
+		src.map = mmap(NULL, KT_RING_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		src.mapped = src.map == MAP_FAILED ? 0 : KT_RING_HEADER;
+		if (src.map == MAP_FAILED)
+			src.map = NULL;
 		src.fd = fd;
 	} else {
 		close(fd);
@@ -477,7 +481,7 @@ static void close_ring(struct run *run, struct ring **link)
 	if (ret < 0)
 		run->unmarked += g->d.lost;
 	if (g->d.src.map)
-		munmap(g->d.src.map, g->d.src.size);
+		munmap(g->d.src.map, g->d.src.mapped);
 	if (g->d.src.fd >= 0)
 		close(g->d.src.fd);
 	unlinkat(run->rings_fd, g->name, 0);
@@ -602,7 +606,8 @@ static void make_rings_dir(struct run *run)
 	c->version = KT_RING_VERSION;
 	c->drainer_pid = getpid();
 	__atomic_store_n(&c->magic, KT_CONTROL_MAGIC, __ATOMIC_RELEASE);
-	run->control = (struct ring_src){ .map = (char *)c, .fd = -1, .size = KT_RING_HEADER };
+	run->control = (struct ring_src){ .map = (char *)c, .mapped = KT_RING_HEADER, .fd = -1,
+					  .size = KT_RING_HEADER };
 }
 
 /* Everything in it is ours: what the program left there too. */

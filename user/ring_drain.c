@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "ring_drain.h"
-#include "util.h"
 
 /*
  * Where a SIGBUS in a guarded access jumps back to.  A signal handler has
@@ -91,7 +90,7 @@ bool ring_access(struct ring_src *s, enum ring_op op, uint64_t off, void *v, siz
 
 	if (off > s->size || len > s->size - off)
 		return false;
-	if (s->map)
+	if (s->map && off + len <= s->mapped)
 		return guarded(op, s->map + off, v, len);
 	if (op == G_ADD32)
 		return true;		/* no futex without a mapping: the thread polls */
@@ -150,7 +149,7 @@ int ring_check(const struct kt_ring *page, uint64_t file_size, uint32_t pid, uin
 }
 
 void ring_drain_init(struct ring_drain *d, struct ring_src src, uint64_t records,
-		     int out_fd, uint32_t tid, uint64_t ref_tsc)
+		     int out_fd, uint32_t tid, uint64_t ref_tsc, struct ktrace_record *buf)
 {
 	memset(d, 0, sizeof(*d));
 	d->src = src;
@@ -159,7 +158,7 @@ void ring_drain_init(struct ring_drain *d, struct ring_src src, uint64_t records
 	d->tid = tid;
 	d->last_tsc = ref_tsc;
 	d->last.tsc = ref_tsc;
-	d->buf = xmalloc(RING_CHUNK * sizeof(*d->buf));
+	d->buf = buf;
 }
 
 static int64_t ring_gone(struct ring_drain *d, const char *why)
@@ -174,7 +173,8 @@ static void wake_owner(struct ring_drain *d)
 	uint32_t waiting;
 
 	ring_access(&d->src, G_ADD32, RING_OFF(done_seq), NULL, 4);
-	if (d->src.map && ring_access(&d->src, G_LOAD32, RING_OFF(waiting), &waiting, 4) &&
+	if (d->src.mapped >= KT_RING_HEADER &&
+	    ring_access(&d->src, G_LOAD32, RING_OFF(waiting), &waiting, 4) &&
 	    waiting)
 		syscall(SYS_futex, d->src.map + RING_OFF(done_seq), FUTEX_WAKE, INT_MAX,
 			NULL, NULL, 0);
@@ -320,7 +320,5 @@ int ring_finish(struct ring_drain *d)
 		if (!ret)
 			ret = closed;
 	}
-	free(d->buf);
-	d->buf = NULL;
 	return ret;
 }

@@ -12,8 +12,10 @@
  *    (checked against the ring's name), the time reference, the mask and
  *    the comm (cut to a string) taken from the ring;
  *  - every load from and store to a mapped ring is guarded: a SIGBUS in
- *    one (ring_guard_install()) fails that ring, never ktrace-run.  A ring
- *    that could not be mapped is reached with pread()/pwrite() instead;
+ *    one (ring_guard_install()) fails that ring, never ktrace-run.  Of a
+ *    ring that could not be mapped whole, only the header page is, and the
+ *    records are read with pread() (the header's atomics and futexes need
+ *    the mapping; without even that, pread()/pwrite() for everything);
  *  - records are copied out of the ring before they are written and
  *    counted, so the lost markers counted are the ones in the file;
  *  - every record the thread published that does not reach the file is
@@ -30,8 +32,9 @@
 
 /* How the drainer reaches one ring: mapped, or through its file. */
 struct ring_src {
-	char *map;		/* the ring mapped shared, or NULL */
-	int fd;			/* without a mapping: the ring file, else -1 */
+	char *map;		/* the ring mapped shared (its first @mapped bytes), or NULL */
+	uint64_t mapped;
+	int fd;			/* for what is not mapped: the ring file, else -1 */
 	uint64_t size;		/* bytes: KT_RING_HEADER + records * 24 */
 };
 
@@ -63,7 +66,7 @@ struct ring_drain {
 	uint64_t lost, marked, written;
 	struct ring_chain last;		/* the last chain written */
 	const char *why;
-	struct ktrace_record *buf;	/* records copied out of the ring */
+	struct ktrace_record *buf;	/* RING_CHUNK records: the caller's, shared */
 };
 
 /* Records copied out of a ring at a time */
@@ -79,9 +82,12 @@ int ring_check(const struct kt_ring *page, uint64_t file_size, uint32_t pid, uin
 	       const struct ktfile_header *tmpl, struct ktfile_header *hdr,
 	       uint64_t *records, const char **why);
 
-/* Start draining @src (@records checked) into @out_fd (-1: none, all lost). */
+/*
+ * Start draining @src (@records checked) into @out_fd (-1: none, all lost),
+ * copying through @buf (RING_CHUNK records, may be shared by every ring).
+ */
 void ring_drain_init(struct ring_drain *d, struct ring_src src, uint64_t records,
-		     int out_fd, uint32_t tid, uint64_t ref_tsc);
+		     int out_fd, uint32_t tid, uint64_t ref_tsc, struct ktrace_record *buf);
 
 /*
  * Write what the thread published since the last call.  Returns the

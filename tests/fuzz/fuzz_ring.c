@@ -7,7 +7,8 @@
  *
  *   byte 0     ring size: 2 << (b % 8) records
  *   byte 1     bit 0: make the ring's magic and version right, bit 1: the
- *              trace file header's magic, pid and tid (else as given)
+ *              trace file header's magic, pid and tid (else as given),
+ *              bit 2: only the header page mapped, the records by pread()
  *   byte 2     RLIMIT_FSIZE of the trace file: 0 none, else that many
  *              records after the header (+ byte 3 % 24 bytes): failed and
  *              torn writes
@@ -76,6 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t records, ring_n, size_ring, sum;
 	struct rlimit fsize = { RLIM_INFINITY, RLIM_INFINITY };
 	struct ktfile_header hdr;
+	const uint8_t *data0 = data;
+	struct ring_src src;
 	struct ring_drain d;
 	struct kt_ring *r;
 	const char *why;
@@ -130,8 +133,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || write(fd, &hdr, sizeof(hdr)) != sizeof(hdr))
 		abort();
 	rfd = dup(fd);
-	ring_drain_init(&d, (struct ring_src){ .map = (char *)r, .fd = -1, .size = size_ring },
-			records, fd, TID, hdr.ref_tsc, buf);
+	src = (struct ring_src){ .map = (char *)r, .mapped = size_ring, .fd = -1,
+				 .size = size_ring };
+	if (data0[1] & 4) {
+		/* as a ring ktrace-run could not map whole: the records by pread() */
+		src.mapped = KT_RING_HEADER;
+		src.fd = memfd_create("fuzz_ring_src", 0);
+		if (src.fd < 0 || write(src.fd, r, size_ring) != (ssize_t)size_ring)
+			abort();
+	}
+	ring_drain_init(&d, src, records, fd, TID, hdr.ref_tsc, buf);
 	setrlimit(RLIMIT_FSIZE, &fsize);
 	for (; size >= 8; data += 8, size -= 8) {
 		memcpy(&r->committed, data, 8);
@@ -152,6 +163,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sum != d.marked)
 		abort();
 	close(rfd);
+	if (src.fd >= 0)
+		close(src.fd);
 	free(r);
 	return 0;
 }

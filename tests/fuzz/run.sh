@@ -78,6 +78,8 @@ seeds_ring() {
 	} >"$OUT/ring/seeds/whole"
 	# the same, the file limited to 2 records: a failed write, a lost marker
 	{ printf '\003\003\002\005'; tail -c +5 "$OUT/ring/seeds/whole"; } >"$OUT/ring/seeds/full"
+	# the same, as a ring ktrace-run could not map whole
+	{ printf '\003\007\000\000'; tail -c +5 "$OUT/ring/seeds/whole"; } >"$OUT/ring/seeds/unmapped"
 }
 
 seeds_escape() {

@@ -100,7 +100,7 @@ if command -v prlimit >/dev/null; then
 	wait $tpid
 	rc=$?
 	[ $rc -eq 0 ] && [ "$(count "$TMP/as" user:mark)" -eq 400000 ] &&
-		grep -q "ktrace-run: warning: .*/ring\.[0-9.]*: mmap: Cannot allocate memory; drained through its file instead" "$TMP/as.err"
+		grep -q "ktrace-run: warning: .*/ring\.[0-9.]*: mmap: Cannot allocate memory; its records are read through its file instead" "$TMP/as.err"
 	ok $? "RLIMIT_AS: rings ktrace-run cannot map are drained through their files, every event" \
 		"exit $rc, $(count "$TMP/as" user:mark) events; $(head -c 600 "$TMP/as.err")"
 else
