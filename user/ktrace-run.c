@@ -218,6 +218,7 @@ struct run {
 	int child_status;
 	bool child_done;
 	struct rlimit nofile;		/* the command's, as it was given to us */
+	bool nofile_raised;		/* ours is the hard limit: nofile goes back for it */
 	unsigned long files, records, failed;
 	uint64_t lost, unmarked;	/* lost records; of them, not marked in a file */
 };
@@ -737,11 +738,9 @@ int main(int argc, char **argv)
 	ktfile_header_init(&run.tmpl, -1, tsc_hz, true, 0);
 	ring_guard_install();
 	/* a descriptor per live thread: as many as we may (the command keeps its limit) */
-	if (getrlimit(RLIMIT_NOFILE, &run.nofile) == 0) {
-		struct rlimit most = { run.nofile.rlim_max, run.nofile.rlim_max };
-
-		setrlimit(RLIMIT_NOFILE, &most);
-	}
+	run.nofile_raised = getrlimit(RLIMIT_NOFILE, &run.nofile) == 0 &&
+			    setrlimit(RLIMIT_NOFILE, &(struct rlimit){ run.nofile.rlim_max,
+								   run.nofile.rlim_max }) == 0;
 	set_env("KTRACE_TSC_HZ", hz);
 	set_env("KTRACE_USER_DIR", abs_dir);
 	set_env("KTRACE_RUN_RINGS", run.rings_dir);
@@ -780,7 +779,8 @@ int main(int argc, char **argv)
 		close(run.dir_fd);
 		close(run.rings_fd);
 		close(run.control_fd);
-		setrlimit(RLIMIT_NOFILE, &run.nofile);
+		if (run.nofile_raised)
+			setrlimit(RLIMIT_NOFILE, &run.nofile);
 		execvp(args[0], args);
 		c = errno;
 		pr_err("%s: %s", args[0], strerror(c));

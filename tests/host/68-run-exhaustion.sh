@@ -84,6 +84,9 @@ rc=$?
 [ $rc -eq 0 ] && [ "$(count "$TMP/fd2" user:mark)" -eq 80000 ] && [ ! -s "$TMP/fd2.err" ]
 ok $? "a soft descriptor limit: ktrace-run takes the hard one for itself, every event" \
 	"exit $rc; $(head -c 300 "$TMP/fd2.err")"
+out=$(ulimit -S -n 14 && timeout 60 "$KTRACE_RUN" -o "$TMP/fd3" sh -c 'ulimit -S -n' 2>&1)
+[ "$out" = 14 ]
+ok $? "... and the command still gets the soft limit it was given" "$out"
 
 # ---- address space: ktrace-run cannot map the rings ----
 if command -v prlimit >/dev/null; then
