@@ -181,3 +181,25 @@ int kt_create_file_in(const char *dir, const char *name, bool append)
 	errno = err;
 	return fd;
 }
+
+int kt_foreign_link(const char *path, char *link, size_t size, unsigned int *uid)
+{
+	size_t len = strlen(path);
+
+	for (size_t i = 1; i <= len; i++) {
+		struct stat st;
+
+		if (i < len && path[i] != '/')
+			continue;
+		if (i >= size)
+			return 0;	/* longer than @link: the open fails on it anyway */
+		memcpy(link, path, i);
+		link[i] = '\0';
+		if (lstat(link, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() &&
+		    st.st_uid != 0) {
+			*uid = st.st_uid;
+			return 1;
+		}
+	}
+	return 0;
+}

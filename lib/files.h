@@ -15,6 +15,7 @@
 #define KT_FILES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 /*
@@ -76,5 +77,14 @@ int kt_open_checked_dir(const char *dir);
  * Returns the fd or -1 with errno.
  */
 int kt_create_file_in(const char *dir, const char *name, bool append);
+
+/*
+ * Whether @path, or a directory on the way to it, is a symbolic link of
+ * another user than the effective one (and not root's): one planted in a
+ * directory others can write (/tmp), which a tool run as root must not
+ * follow.  Returns 1 with the link's path (cut to @size) in @link and its
+ * owner in *@uid, else 0.  Components that do not exist yet are fine.
+ */
+int kt_foreign_link(const char *path, char *link, size_t size, unsigned int *uid);
 
 #endif /* KT_FILES_H */

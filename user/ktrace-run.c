@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,6 +44,7 @@
 #include "ktfile.h"
 #include "libktrace.h"
 #include "opts.h"
+#include "ring_drain.h"
 #include "util.h"
 
 #define DRAIN_PERIOD_MS	5	/* a round at least this often: exits, new rings */
@@ -97,6 +99,17 @@ static char *beside_me(const char *name, const char *libdir_name)
 	return NULL;
 }
 
+/* -o DIR: no symbolic link of another user as DIR or on the way (see main()). */
+static void refuse_foreign_links(const char *dir)
+{
+	char link[PATH_MAX];
+	unsigned int uid;
+
+	if (kt_foreign_link(dir, link, sizeof(link), &uid))
+		die("%s: a symbolic link of another user (uid %u): not followed; "
+		    "give the directory it names", link, uid);
+}
+
 /* Missing directories of @dir, created 0700: trace files are private. */
 static void mkdir_p(const char *dir)
 {
@@ -110,6 +123,7 @@ static void mkdir_p(const char *dir)
 		*s = '\0';
 		if (mkdir(p, 0700) < 0 && errno != EEXIST)
 			die("%s: %s", p, strerror(errno));
+		refuse_foreign_links(p);	/* planted since the check: before going in */
 		*s = c;
 		if (!c)
 			break;
@@ -156,27 +170,32 @@ static uint64_t kernel_tsc_hz(void)
 
 /* ---- draining -------------------------------------------------------------- */
 
+#define PENDING_MS	2000	/* a ring file without its magic that long is none */
+#define RESCAN_MS	100	/* look for rings nobody announced this often */
+
+enum ring_state { RING_PENDING, RING_LIVE, RING_BAD };
+
 /**
- * struct ring - a thread's ring, taken from the ring directory
- * @name:    its file there, ring.<pid>.<tid>.<n>
- * @r:       mapped shared with the thread (trusted in nothing)
- * @done:    records written; ours, copied to r->done for the thread
- * @out:     the thread's trace file
- * Lives from the first round that finds the ring whole until its thread
- * ended or its process was reaped, and the rest was written.
+ * struct ring - a file of the ring directory named as a ring
+ * @name:     its name there, ring.<pid>.<tid>.<n>
+ * @state:    PENDING until it is whole (its magic set), LIVE while drained,
+ *            BAD once refused (said once, then only remembered)
+ * @d:        the draining (ring_drain.h), LIVE only
+ * @out_name: the thread's trace file in the run's directory
+ * Found in run->table by name; LIVE ones also on run->rings.
  */
 struct ring {
 	char name[64];
-	struct kt_ring *r;
-	size_t bytes;
-	uint64_t records, done;
-	uint64_t last_tsc;		/* of the last record written */
-	uint32_t pid;
-	struct ktfile_header hdr;	/* copied once, then checked */
-	struct ktfile_writer out;
+	uint32_t pid, tid;
+	enum ring_state state;
+	uint64_t seen_ms;		/* first found */
+	bool said;			/* a transient error was reported */
+	bool write_said;
+	bool removed;			/* BAD, and its file unlinked: forgotten */
+	struct ring_drain d;
 	char out_name[80];
-	bool failed;
-	struct ring *next;
+	struct ring *next;		/* run->rings */
+	struct ring *hnext;		/* run->table chain */
 };
 
 /* What a run is: the command, its directories, the rings being drained. */
@@ -185,13 +204,23 @@ struct run {
 	int dir_fd;
 	char rings_dir[PATH_MAX];	/* ring files and the control page */
 	int rings_fd;
-	struct kt_control *control;
-	struct ring *rings;
+	struct ring_src control;	/* the control page, guarded: the program can cut it */
+	int control_fd;
+	bool control_said;
+	struct ktfile_header tmpl;	/* the trace files' header: ring_check() */
+	struct ring *rings;		/* LIVE */
+	struct ring **table;		/* every ring by name: one scan is O(files) */
+	size_t table_size, nr_rings;
+	unsigned int pending;
+	struct ktrace_record *buf;	/* RING_CHUNK records: every ring is copied through it */
+	uint64_t last_scan_ms;
 	pid_t child;			/* the command (or ktrace) */
 	int child_status;
 	bool child_done;
-	unsigned long files, records, lost;
-	unsigned long failed;		/* rings given up: their files are incomplete */
+	struct rlimit nofile;		/* the command's, as it was given to us */
+	bool nofile_raised;		/* ours is the hard limit: nofile goes back for it */
+	unsigned long files, records, failed;
+	uint64_t lost, unmarked;	/* lost records; of them, not marked in a file */
 };
 
 static volatile sig_atomic_t child_pid;
@@ -203,219 +232,262 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
-static bool ring_known(struct run *run, const char *name)
+static uint64_t now_ms(void)
 {
-	for (struct ring *g = run->rings; g; g = g->next)
-		if (!strcmp(g->name, name))
-			return true;
-	return false;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The thread's trace file: trace.pid<P>.tid<T>, .1 ... after an exec. */
-static int create_output(struct run *run, struct ring *g)
+static size_t name_hash(const char *name)
 {
-	const struct ktfile_header *h = &g->hdr;
-	int fd = -1;
+	size_t h = 2166136261u;
 
-	for (unsigned int n = 0; n < 1000 && fd < 0; n++) {
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h;
+}
+
+static struct ring **ring_slot(struct run *run, const char *name)
+{
+	struct ring **p = &run->table[name_hash(name) & (run->table_size - 1)];
+
+	while (*p && strcmp((*p)->name, name))
+		p = &(*p)->hnext;
+	return p;
+}
+
+static struct ring *ring_add(struct run *run, const char *name)
+{
+	struct ring *g;
+
+	if (run->nr_rings >= run->table_size) {
+		size_t old = run->table_size;
+		struct ring **t = run->table;
+
+		run->table_size = old * 2;
+		run->table = xcalloc(run->table_size, sizeof(*run->table));
+		for (size_t i = 0; i < old; i++)
+			for (struct ring *e = t[i], *n; e; e = n) {
+				struct ring **slot = ring_slot(run, e->name);
+
+				n = e->hnext;
+				e->hnext = *slot;
+				*slot = e;
+			}
+		free(t);
+	}
+	g = xcalloc(1, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->seen_ms = now_ms();
+	g->d.out.fd = -1;
+	g->d.src.fd = -1;
+	*ring_slot(run, name) = g;
+	run->nr_rings++;
+	return g;
+}
+
+static void ring_forget(struct run *run, struct ring *g)
+{
+	struct ring **slot = ring_slot(run, g->name);
+
+	*slot = g->hnext;
+	run->nr_rings--;
+	free(g);
+}
+
+/*
+ * Refused for good: said once, the file removed (it is in our directory);
+ * remembered only if it could not be removed (not to say it again).
+ */
+static void ring_bad(struct run *run, struct ring *g, const char *why)
+{
+	pr_warn("%s/%s: %s; ignored", run->rings_dir, g->name, why);
+	g->state = RING_BAD;
+	g->removed = unlinkat(run->rings_fd, g->name, 0) == 0;
+}
+
+/*
+ * The thread's trace file: trace.pid<P>.tid<T>, .1 ... after an exec (a
+ * name in use is never replaced), made by ktfile_create(): 0600, never
+ * through a link, and no file is left behind without a whole header.
+ */
+static int create_output(struct run *run, struct ring *g, const struct ktfile_header *h)
+{
+	char path[PATH_MAX + 96];
+	int ret = -EEXIST;
+
+	for (unsigned int n = 0; n < 1000 && ret == -EEXIST; n++) {
 		if (n)
 			snprintf(g->out_name, sizeof(g->out_name), "trace.pid%u.tid%u.%u",
 				 h->pid, h->tid, n);
 		else
 			snprintf(g->out_name, sizeof(g->out_name), "trace.pid%u.tid%u",
 				 h->pid, h->tid);
-		fd = openat(run->dir_fd, g->out_name,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST)
-			break;
+		if (faccessat(run->dir_fd, g->out_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", run->dir, g->out_name);
+		ret = ktfile_create(&g->d.out, path, h);
 	}
-	if (fd < 0) {
-		pr_err("%s/%s: %s", run->dir, g->out_name, strerror(errno));
-		return -1;
-	}
-	g->out.fd = fd;
-	g->out.records = 0;
-	errno = ENOSPC;		/* what a short write means */
-	if (write(fd, h, sizeof(*h)) != sizeof(*h)) {
-		pr_err("%s/%s: cannot write the header: %s", run->dir, g->out_name,
-		       strerror(errno));
+	if (ret < 0) {
+		pr_err("%s/%s: %s; the records of thread %u are not written (counted as lost)",
+		       run->dir, g->out_name, kt_create_strerror(ret), h->tid);
+		run->failed++;
 		return -1;
 	}
 	run->files++;
-	return 0;
+	return g->d.out.fd;
 }
 
-/*
- * No more of @g is written (what was, stays): the caller said why.  The
- * thread is told, so that it stops recording and never waits for us (a
- * thread waiting for room looks every 10 ms).
- */
-static void give_up_ring(struct run *run, struct ring *g)
+/* Take ring @g if it is whole now; else it stays PENDING, or is BAD. */
+static void take_ring(struct run *run, struct ring *g)
 {
-	g->failed = true;
-	run->failed++;
-	__atomic_store_n(&g->r->abandoned, 1, __ATOMIC_RELEASE);
-}
-
-/* Take ring @name if it is whole; false: not yet (try again next round). */
-static bool take_ring(struct run *run, const char *name)
-{
-	unsigned int pid, tid, n;
-	struct kt_ring *r;
-	struct ring *g;
-	struct stat st;
-	size_t bytes;
+	struct ring_src src = { .fd = -1 };
+	struct ktfile_header hdr;
+	struct kt_ring page;
 	uint64_t records;
-	int fd;
+	const char *why;
+	struct stat st;
+	int fd, ok;
 
-	if (strlen(name) >= sizeof(g->name) ||
-	    sscanf(name, KT_RING_PREFIX "%u.%u.%u", &pid, &tid, &n) != 3)
-		return true;		/* not a ring: leave it */
-	fd = openat(run->rings_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < KT_RING_HEADER) {
-		if (fd >= 0)
-			close(fd);
-		return false;
+	fd = openat(run->rings_fd, g->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		g->state = RING_BAD;	/* gone already: nothing to say, forgotten */
+		g->removed = true;
+		return;
 	}
-	r = mmap(NULL, KT_RING_HEADER, PROT_READ, MAP_SHARED, fd, 0);
-	if (r == MAP_FAILED) {
+	if (fd < 0) {
+		/* EMFILE, ENOMEM ...: the next round tries again */
+		if (!g->said)
+			pr_warn("%s/%s: %s; trying again", run->rings_dir, g->name, strerror(errno));
+		g->said = true;
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return false;
+		ring_bad(run, g, "not a regular file");
+		return;
 	}
-	if (__atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != KT_RING_MAGIC) {
-		munmap(r, KT_RING_HEADER);
+	/* pread, not a load from a mapping: the file may be cut meanwhile */
+	if (pread(fd, &page, sizeof(page), 0) != sizeof(page))
+		ok = 0;
+	else
+		ok = ring_check(&page, st.st_size, g->pid, g->tid, &run->tmpl, &hdr, &records, &why);
+	if (ok <= 0) {
 		close(fd);
-		return false;		/* being made */
+		if (ok < 0)
+			ring_bad(run, g, why);
+		else if (now_ms() - g->seen_ms > PENDING_MS)
+			ring_bad(run, g, "never became a ring (no magic, or too short, for 2 s)");
+		return;
 	}
-	records = r->records;		/* set before the magic */
-	munmap(r, KT_RING_HEADER);
-	bytes = KT_RING_HEADER + records * sizeof(struct ktrace_record);
-	if (records < 2 || (records & (records - 1)) || records > (1u << 24) ||
-	    (uint64_t)st.st_size != bytes) {
-		pr_warn("%s/%s: not a ring of this libktrace; ignored", run->rings_dir, name);
+	src.size = st.st_size;
+	src.map = mmap(NULL, src.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	src.mapped = src.size;
+	if (src.map == MAP_FAILED) {
+		/* RLIMIT_AS, vm.max_map_count: the records are read through the file */
+		pr_warn("%s/%s: mmap: %s; its records are read through its file instead",
+			run->rings_dir, g->name, strerror(errno));
+		src.map = mmap(NULL, KT_RING_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		src.mapped = src.map == MAP_FAILED ? 0 : KT_RING_HEADER;
+		if (src.map == MAP_FAILED)
+			src.map = NULL;
+		src.fd = fd;
+	} else {
 		close(fd);
-		return true;
 	}
-	r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (r == MAP_FAILED)
-		die("%s/%s: mmap: %s", run->rings_dir, name, strerror(errno));
-	g = xcalloc(1, sizeof(*g));
-	snprintf(g->name, sizeof(g->name), "%s", name);
-	g->r = r;
-	g->bytes = bytes;
-	g->records = records;
-	g->pid = pid;
-	g->out.fd = -1;
-	memcpy(&g->hdr, &r->file, sizeof(g->hdr));
-	if (r->version != KT_RING_VERSION || g->hdr.pid != pid || g->hdr.tid != tid ||
-	    g->hdr.cpu != -1 || memcmp(g->hdr.magic, KTFILE_MAGIC, 8) ||
-	    g->hdr.header_size != KTFILE_HEADER_SIZE) {
-		pr_warn("%s/%s: bad ring header; ignored", run->rings_dir, name);
-		give_up_ring(run, g);
-	} else if (create_output(run, g) < 0) {
-		give_up_ring(run, g);
-	}
-	g->done = 0;
-	g->last_tsc = g->hdr.ref_tsc;
+	ring_drain_init(&g->d, src, records, create_output(run, g, &hdr), g->tid, hdr.ref_tsc,
+			run->buf);
+	g->state = RING_LIVE;
 	g->next = run->rings;
 	run->rings = g;
-	return true;
 }
 
-/* New rings in the ring directory. */
+/* New rings in the ring directory; those not yet whole tried again. */
 static void scan_rings(struct run *run)
 {
 	int fd = dup(run->rings_fd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
 
-	if (!d)
-		die("%s: %s", run->rings_dir, strerror(errno));
+	run->last_scan_ms = now_ms();
+	if (!d) {
+		/* EMFILE: the next round tries again */
+		pr_warn("%s: %s", run->rings_dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	rewinddir(d);
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, KT_RING_PREFIX, strlen(KT_RING_PREFIX)) &&
-		    !ring_known(run, e->d_name))
-			take_ring(run, e->d_name);
+	run->pending = 0;
+	while ((e = readdir(d))) {
+		unsigned int pid, tid, n;
+		struct ring *g;
+
+		if (strncmp(e->d_name, KT_RING_PREFIX, strlen(KT_RING_PREFIX)))
+			continue;
+		g = *ring_slot(run, e->d_name);
+		if (!g) {
+			if (strlen(e->d_name) >= sizeof(g->name) ||
+			    sscanf(e->d_name, KT_RING_PREFIX "%u.%u.%u", &pid, &tid, &n) != 3)
+				continue;		/* not a ring: leave it */
+			g = ring_add(run, e->d_name);
+			g->pid = pid;
+			g->tid = tid;
+		}
+		if (g->state == RING_PENDING)
+			take_ring(run, g);
+		if (g->state == RING_PENDING)
+			run->pending++;
+		else if (g->state == RING_BAD && g->removed)
+			ring_forget(run, g);
+	}
 	closedir(d);
 }
 
-static void wake_owner(struct kt_ring *r)
+/* Said once per ring: its file failed, or the ring did. */
+static void ring_report(struct run *run, struct ring *g)
 {
-	__atomic_fetch_add(&r->done_seq, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&r->waiting, __ATOMIC_RELAXED))
-		syscall(SYS_futex, &r->done_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/* Append what the thread published since the last time. */
-static void drain_ring(struct run *run, struct ring *g)
-{
-	struct ktrace_record *recs = kt_ring_records(g->r);
-	uint64_t end = __atomic_load_n(&g->r->committed, __ATOMIC_ACQUIRE);
-
-	if (g->failed)
-		return;
-	if (end < g->done || end - g->done > g->records) {
-		pr_warn("%s/%s: ring out of order (%llu after %llu); the rest of it is dropped",
-			run->dir, g->out_name, (unsigned long long)end,
-			(unsigned long long)g->done);
-		give_up_ring(run, g);
-		return;
-	}
-	while (g->done < end) {
-		uint64_t first = g->done & (g->records - 1);
-		uint64_t nr = end - g->done;
-		int ret;
-
-		if (nr > g->records - first)
-			nr = g->records - first;
-		if (nr > g->records / 8)	/* a piece at a time: the thread goes on early */
-			nr = g->records / 8;
-		ret = ktfile_append(&g->out, recs + first, nr);
-		if (ret < 0) {
-			pr_err("%s/%s: %s; the rest of this thread is dropped", run->dir,
-			       g->out_name, strerror(-ret));
-			give_up_ring(run, g);
-			return;
-		}
-		for (uint64_t i = 0; i < nr; i++)
-			if (recs[first + i].event == KTRACE_META_LOST)
-				run->lost += recs[first + i].arg1 |
-					     (uint64_t)recs[first + i].arg2 << 32;
-		run->records += nr;
-		g->last_tsc = recs[first + nr - 1].tsc;
-		g->done += nr;
-		__atomic_store_n(&g->r->done, g->done, __ATOMIC_RELEASE);
-		wake_owner(g->r);
+	if (g->d.write_err && !g->write_said) {
+		pr_err("%s/%s: %s; the rest of thread %u is counted as lost, not written",
+		       run->dir, g->out_name, strerror(g->d.write_err), g->tid);
+		g->write_said = true;
+		run->failed++;
 	}
 }
 
-/* Drained for good: close the file, forget the ring and remove it. */
+/* Drained for good: end the file, forget the ring and remove it. */
 static void close_ring(struct run *run, struct ring **link)
 {
 	struct ring *g = *link;
-	uint64_t lost;
+	bool had_file = g->d.out.fd >= 0;
+	int ret;
 
-	drain_ring(run, g);
-	lost = __atomic_load_n(&g->r->lost, __ATOMIC_ACQUIRE);
-	if (lost && !g->failed) {
-		/* dropped after the thread's last marker: the process is gone */
-		struct ktrace_record m = { .tsc = g->last_tsc, .event = KTRACE_META_LOST,
-					   .arg1 = (uint32_t)lost, .arg2 = (uint32_t)(lost >> 32) };
-
-		if (ktfile_append(&g->out, &m, 1) == 0)
-			run->lost += lost;
+	ring_drain(&g->d);
+	ring_report(run, g);
+	if (g->d.why) {
+		pr_err("%s/%s: %s; nothing more is taken from it (%s/%s has what came before)",
+		       run->rings_dir, g->name, g->d.why, run->dir, g->out_name);
+		run->failed++;
 	}
-	if (g->out.fd >= 0 && ktfile_close(&g->out) < 0)
-		pr_err("%s/%s: close: %s", run->dir, g->out_name, strerror(errno));
-	/* a thread still waiting for room (its ring is gone) must not hang */
-	__atomic_store_n(&g->r->done, g->done + g->records, __ATOMIC_RELEASE);
-	wake_owner(g->r);
-	munmap(g->r, g->bytes);
+	ret = ring_finish(&g->d);
+	if (ret < 0)
+		pr_err("%s/%s: the lost marker of %llu records: %s", run->dir, g->out_name,
+		       (unsigned long long)g->d.lost, strerror(-ret));
+	else if (!had_file && g->d.lost)
+		ret = -1;
+	run->records += g->d.written;
+	run->lost += g->d.marked + g->d.lost;
+	if (ret < 0)
+		run->unmarked += g->d.lost;
+	if (g->d.src.map)
+		munmap(g->d.src.map, g->d.src.mapped);
+	if (g->d.src.fd >= 0)
+		close(g->d.src.fd);
 	unlinkat(run->rings_fd, g->name, 0);
 	*link = g->next;
-	free(g);
+	ring_forget(run, g);
 }
 
 /* Drain every ring; close those whose thread ended, or all of process @dead. */
@@ -424,10 +496,9 @@ static void drain_all(struct run *run, pid_t dead, bool all)
 	for (struct ring **link = &run->rings; *link; ) {
 		struct ring *g = *link;
 
-		drain_ring(run, g);
-		if (all || g->pid == (uint32_t)dead ||
-		    (__atomic_load_n(&g->r->ended, __ATOMIC_ACQUIRE) &&
-		     __atomic_load_n(&g->r->committed, __ATOMIC_ACQUIRE) == g->done))
+		if (ring_drain(&g->d) >= 0)
+			ring_report(run, g);
+		if (all || g->pid == (uint32_t)dead || g->d.why || ring_ended(&g->d))
 			close_ring(run, link);
 		else
 			link = &g->next;
@@ -456,31 +527,59 @@ static bool reap(struct run *run)
 	}
 }
 
+/*
+ * The control page is the program's to write, and to cut: a fault in it
+ * puts its size back (our descriptor), said once.
+ */
+static bool control_access(struct run *run, enum ring_op op, size_t off, void *v, size_t len)
+{
+	if (ring_access(&run->control, op, off, v, len))
+		return true;
+	if (!run->control_said)
+		pr_warn("%s/control: cut under ktrace-run; its size is put back", run->rings_dir);
+	run->control_said = true;
+	if (ftruncate(run->control_fd, KT_RING_HEADER) < 0)
+		return false;
+	return ring_access(&run->control, op, off, v, len);
+}
+
+#define CONTROL_OFF(field)	offsetof(struct kt_control, field)
+
 static void drain_loop(struct run *run)
 {
-	struct kt_control *c = run->control;
-
 	uint32_t rings_seen = 0;
 
 	do {
-		uint32_t kick = __atomic_load_n(&c->kick, __ATOMIC_SEQ_CST);
-		uint32_t rings = __atomic_load_n(&c->rings_made, __ATOMIC_SEQ_CST);
+		uint32_t kick = 0, now_kick, rings = 0, one = 1, zero = 0;
+		uint64_t beat = 0;
 		struct timespec ts = { 0, DRAIN_PERIOD_MS * 1000000 };
 
 		/* a ring counted is made before it is counted: read the count first */
-		if (rings != rings_seen || !run->rings) {
+		control_access(run, G_LOAD32, CONTROL_OFF(kick), &kick, 4);
+		control_access(run, G_LOAD32, CONTROL_OFF(rings_made), &rings, 4);
+		if (rings != rings_seen || !run->rings || run->pending ||
+		    now_ms() - run->last_scan_ms >= RESCAN_MS) {
 			scan_rings(run);
 			rings_seen = rings;
 		}
 		drain_all(run, 0, false);
-		__atomic_fetch_add(&c->heartbeat, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&c->kick, __ATOMIC_SEQ_CST) == kick)
-			syscall(SYS_futex, &c->kick, FUTEX_WAIT, kick, &ts, NULL, 0);
-		__atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+		control_access(run, G_LOAD64, CONTROL_OFF(heartbeat), &beat, 8);
+		beat++;
+		control_access(run, G_STORE64, CONTROL_OFF(heartbeat), &beat, 8);
+		control_access(run, G_STORE32, CONTROL_OFF(sleeping), &one, 4);
+		if (!control_access(run, G_LOAD32, CONTROL_OFF(kick), &now_kick, 4))
+			nanosleep(&ts, NULL);
+		else if (now_kick == kick)
+			syscall(SYS_futex, run->control.map + CONTROL_OFF(kick), FUTEX_WAIT, kick,
+				&ts, NULL, 0);
+		control_access(run, G_STORE32, CONTROL_OFF(sleeping), &zero, 4);
 	} while (reap(run));
 	scan_rings(run);
 	drain_all(run, 0, true);
+	for (size_t i = 0; i < run->table_size; i++)
+		for (struct ring *g = run->table[i]; g; g = g->hnext)
+			if (g->state == RING_PENDING)
+				ring_bad(run, g, "never became a ring (no magic, or too short)");
 }
 
 /* The ring directory: private, on tmpfs if there is one; the control page in it. */
@@ -510,17 +609,32 @@ static void make_rings_dir(struct run *run)
 	c = mmap(NULL, KT_RING_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED)
 		die("%s/control: mmap: %s", run->rings_dir, strerror(errno));
-	close(fd);
+	run->control_fd = fd;		/* to put its size back if it is cut */
 	c->version = KT_RING_VERSION;
 	c->drainer_pid = getpid();
 	__atomic_store_n(&c->magic, KT_CONTROL_MAGIC, __ATOMIC_RELEASE);
-	run->control = c;
+	run->control = (struct ring_src){ .map = (char *)c, .mapped = KT_RING_HEADER, .fd = -1,
+					  .size = KT_RING_HEADER };
 }
 
+/* Everything in it is ours: what the program left there too. */
 static void remove_rings_dir(struct run *run)
 {
-	unlinkat(run->rings_fd, "control", 0);
+	int fd = dup(run->rings_fd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+
+	if (d)
+		rewinddir(d);
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(run->rings_fd, e->d_name, 0);
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
 	close(run->rings_fd);
+	close(run->control_fd);
 	if (rmdir(run->rings_dir) < 0)
 		pr_warn("%s: %s", run->rings_dir, strerror(errno));
 }
@@ -644,6 +758,12 @@ int main(int argc, char **argv)
 		die("libktrace.so.0 not found next to ktrace-run or in ../lib; set KTRACE_LIB");
 	if (access(lib, R_OK) < 0)
 		die("%s: %s", lib, strerror(errno));
+	/*
+	 * As root in /tmp: a link another user planted as DIR or on the way is
+	 * not followed.  mkdir_p() checks each component again once it exists:
+	 * a name planted meanwhile is a link by then (ours cannot be replaced).
+	 */
+	refuse_foreign_links(dir);
 	mkdir_p(dir);
 	abs_dir = realpath(dir, NULL);
 	if (!abs_dir)
@@ -656,6 +776,16 @@ int main(int argc, char **argv)
 		tsc_hz = ktfile_tsc_hz();
 	snprintf(hz, sizeof(hz), "%llu", (unsigned long long)tsc_hz);
 	make_rings_dir(&run);
+	run.table_size = 256;
+	run.table = xcalloc(run.table_size, sizeof(*run.table));
+	run.buf = xmalloc(RING_CHUNK * sizeof(*run.buf));
+	/* the trace files' header: ring_check() takes the rest from each ring */
+	ktfile_header_init(&run.tmpl, -1, tsc_hz, true, 0);
+	ring_guard_install();
+	/* a descriptor per live thread: as many as we may (the command keeps its limit) */
+	run.nofile_raised = getrlimit(RLIMIT_NOFILE, &run.nofile) == 0 &&
+			    setrlimit(RLIMIT_NOFILE, &(struct rlimit){ run.nofile.rlim_max,
+								   run.nofile.rlim_max }) == 0;
 	set_env("KTRACE_TSC_HZ", hz);
 	set_env("KTRACE_USER_DIR", abs_dir);
 	set_env("KTRACE_RUN_RINGS", run.rings_dir);
@@ -693,6 +823,9 @@ int main(int argc, char **argv)
 	if (run.child == 0) {
 		close(run.dir_fd);
 		close(run.rings_fd);
+		close(run.control_fd);
+		if (run.nofile_raised)
+			setrlimit(RLIMIT_NOFILE, &run.nofile);
 		execvp(args[0], args);
 		c = errno;
 		pr_err("%s: %s", args[0], strerror(c));
@@ -712,13 +845,16 @@ int main(int argc, char **argv)
 	remove_rings_dir(&run);
 	say_if_nothing(&run, argv[optind]);
 	if (getenv("KTRACE_RUN_VERBOSE"))
-		fprintf(stderr, "ktrace-run: %lu files, %lu records, %lu lost, in %s (rings in %s)\n",
-			run.files, run.records, run.lost, run.dir, run.rings_dir);
-	/* the command's status if it failed; else ours, if the trace did */
-	if (run.failed && WIFEXITED(run.child_status) && WEXITSTATUS(run.child_status) == 0) {
-		pr_err("%lu thread%s not traced to the end (see above)", run.failed,
-		       run.failed == 1 ? "" : "s");
-		return 1;
+		fprintf(stderr, "ktrace-run: %lu files, %lu records, %llu lost, in %s (rings in %s)\n",
+			run.files, run.records, (unsigned long long)run.lost, run.dir, run.rings_dir);
+	/* the trace is incomplete: say it always, and never exit 0 (ktrace-run.1) */
+	if (run.lost || run.failed) {
+		pr_err("%llu records lost (%llu of them not marked in a trace file: no room, or no "
+		       "file); %lu errors; dtrace -S %s/trace.* counts the marked ones",
+		       (unsigned long long)run.lost, (unsigned long long)run.unmarked,
+		       run.failed, run.dir);
+		if (WIFEXITED(run.child_status) && WEXITSTATUS(run.child_status) == 0)
+			return 1;
 	}
 	return exit_like(run.child_status);
 }

@@ -39,9 +39,11 @@ $(LIBKTRACE_A): $(LIBKTRACE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(O)/tools/ktrace-run: user/ktrace-run.c $(LIB_HDRS) $(LIBKT)
+# ring_drain.c: ktrace-run's ring ingestion, apart for tests/fuzz (fuzz_ring.c)
+$(O)/tools/ktrace-run: user/ktrace-run.c user/ring_drain.c user/ring_drain.h user/libktrace.h \
+		       $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iuser -o $@ user/ktrace-run.c user/ring_drain.c $(LIBKT)
 
 # ---- programs to trace: tests/user/*.c --------------------------------------
 #
@@ -54,7 +56,7 @@ UT		:= $(O)/tests/user
 UT_FLAGS	:= -O2 -g -finstrument-functions -pthread
 USER_TEST_PROGS	:= $(UT)/libcalls.so $(UT)/calls $(UT)/calls-nopie $(UT)/calls-stripped \
 		   $(UT)/events $(UT)/events-static $(UT)/sigstress $(UT)/jumps $(UT)/loop \
-		   $(UT)/loop-plain $(UT)/loop-pg $(UT)/kfake $(UT)/dlopen \
+		   $(UT)/loop-plain $(UT)/loop-pg $(UT)/kfake $(UT)/dlopen $(UT)/hostile-ring \
 		   $(if $(shell command -v $(CXX)),$(UT)/exceptions)
 
 .PHONY: user-test-progs
@@ -91,6 +93,12 @@ $(UT)/sigstress: tests/user/sigstress.c user/ktrace_user.h $(LIBKTRACE_SO) $(O)/
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -pthread -Iuser -o $@ $< -L$(O)/tools -lktrace \
 		-Wl,-rpath,'$$ORIGIN/../../tools'
+
+# a program attacking ktrace-run through its rings (the ring protocol's structs)
+$(UT)/hostile-ring: tests/user/hostile-ring.c user/libktrace.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -pthread -Iuser -o $@ $< lib/ktfile_write.c lib/files.c \
+		-L$(O)/tools -lktrace -Wl,-rpath,'$$ORIGIN/../../tools'
 
 $(UT)/dlopen: tests/user/dlopen.c
 	@mkdir -p $(@D)

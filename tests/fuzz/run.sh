@@ -8,12 +8,14 @@
 #   escape   the escaping of trace strings for text, DOT, JSON, CTF
 #   calls    the call reconstruction (dtrace/calls.c) and the call views
 #            and Perfetto export on it (seeds: none, it starts from nothing)
+#   ring     ktrace-run's ring ingestion (user/ring_drain.c): header check,
+#            draining a hostile ring, the lost marker at the end
 # Exit 0: no crash; 77: clang or libFuzzer missing; otherwise the crash is
 # in build/fuzz/TARGET/ (crash-* files).
 set -u
 secs=${1:-60}
 shift
-targets=${*:-ktfile maps escape calls}
+targets=${*:-ktfile maps escape calls ring}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$ROOT/build/fuzz
 cd "$ROOT" || exit 1
@@ -68,6 +70,18 @@ seeds_calls() {
 	:
 }
 
+seeds_ring() {
+	# a whole ring of 16 records, 4 published, then 20 (wraps), ended
+	{ printf '\003\003\000\000'; head -c 576 /dev/zero
+	  for i in $(seq 16); do printf '\001\000\000\000\000\000\000\000\001\000\000\020\145\000\000\000\000\000\000\000\000\000\000\000'; done
+	  printf '\004\000\000\000\000\000\000\000\024\000\000\000\000\000\000\001'
+	} >"$OUT/ring/seeds/whole"
+	# the same, the file limited to 2 records: a failed write, a lost marker
+	{ printf '\003\003\002\005'; tail -c +5 "$OUT/ring/seeds/whole"; } >"$OUT/ring/seeds/full"
+	# the same, as a ring ktrace-run could not map whole
+	{ printf '\003\007\000\000'; tail -c +5 "$OUT/ring/seeds/whole"; } >"$OUT/ring/seeds/unmapped"
+}
+
 seeds_escape() {
 	printf 'a"b\\c\377\001\033[2J' >"$OUT/escape/seeds/s1"
 	printf '\xc2\x80\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xc0\xaf' >"$OUT/escape/seeds/s2"
@@ -82,13 +96,16 @@ for t in $targets; do
 	# shellcheck disable=SC2046
 	calls)	build calls tests/fuzz/fuzz_calls.c $(ls dtrace/*.c | grep -v '/main\.c$') \
 			lib/ktfile_write.c "${LIB[@]}" -ldw -lelf -pthread ;;
+	ring)	build ring -Iuser tests/fuzz/fuzz_ring.c user/ring_drain.c lib/ktfile_write.c \
+			"${LIB[@]}" ;;
 	*)	echo "fuzz: no target $t"; exit 2 ;;
 	esac
 	"seeds_$t" || exit 1
+	# -error_exitcode=1: libFuzzer's own, 77, is this script's "skipped"
 	# -close_fd_mask=2: the tools' messages would drown the fuzzer's output
 	# (libFuzzer keeps its own copy of stderr for reports)
 	rm -rf "$OUT/$t/tmp" && mkdir -p "$OUT/$t/tmp"
-	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 \
+	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 -error_exitcode=1 \
 		-print_final_stats=1 corpus seeds 2>&1 | tail -n 25 >"$OUT/$t/last-run.log"
 	 exit "${PIPESTATUS[0]}")
 	trc=$?

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # A short fuzz run of each fuzz target (tests/fuzz/run.sh): the trace file
 # reader, dtrace's map file parser, the escaping of trace strings for each
-# output, the call reconstruction with the call views and export on it.  The long run: tests/fuzz/run.sh 600.  FUZZ_SECONDS sets the time
+# output, the call reconstruction with the call views and export on it,
+# ktrace-run's ring ingestion.  The long run: tests/fuzz/run.sh 600.  FUZZ_SECONDS sets the time
 # per target (default 20).
 cd "$(dirname "$0")/../.." || exit 1
 n=0
-for t in ktfile maps escape calls; do
+for t in ktfile maps escape calls ring; do
 	n=$((n + 1))
 	out=$(tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" $t 2>&1)
 	rc=$?
