@@ -14,16 +14,20 @@
 
 LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c lib/ktfile_write.c lib/files.c
 LIBKTRACE_OBJS	:= $(LIBKTRACE_SRCS:%.c=$(O)/obj/pic/%.o)
-LIBKTRACE_HDRS	:= $(LIB_HDRS) user/libktrace.h user/ktrace_user.h
 LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
 LIBKTRACE_A	:= $(O)/tools/libktrace.a
 USER_CFLAGS	:= $(CFLAGS) $(KT_CFLAGS) -fPIC -fvisibility=hidden -pthread -Iuser
 TOOLS		+= $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) \
 		   $(O)/tools/ktrace-run
 
-$(O)/obj/pic/%.o: %.c $(LIBKTRACE_HDRS)
+.PHONY: libktrace ktrace-run
+libktrace: $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) ## build/tools/libktrace.so.0, .so, .a
+ktrace-run: $(O)/tools/ktrace-run ## build/tools/ktrace-run, runs a program traced by libktrace
+## user-test-progs: the programs the user tests and bench trace (build/tests/user)
+
+$(O)/obj/pic/%.o: %.c $(O)/obj/pic/%.d
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -c -o $@ $<
+	$(CC) $(USER_CFLAGS) $(KT_DEPFLAGS) -c -o $@ $<
 
 $(LIBKTRACE_SO): $(LIBKTRACE_OBJS)
 	@mkdir -p $(@D)
@@ -38,9 +42,13 @@ $(LIBKTRACE_A): $(LIBKTRACE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(O)/tools/ktrace-run: user/ktrace-run.c $(LIB_HDRS) $(LIBKT)
+$(O)/obj/user/ktrace-run.o: user/ktrace-run.c $(O)/obj/user/ktrace-run.d
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) $(KT_DEPFLAGS) -c -o $@ $<
+
+$(O)/tools/ktrace-run: $(O)/obj/user/ktrace-run.o $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBKT)
 
 # ---- programs to trace: tests/user/*.c --------------------------------------
 #
