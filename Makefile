@@ -64,12 +64,13 @@ demo: ## boot the vm kernel in QEMU, trace demo/workload.sh, print dtrace's view
 	@scripts/demo.sh
 
 # help: each .PHONY target whose rule line ends in `## text`, or named by a
-# line `## target: text` (for a rule line another fragment owns), in the
-# order the fragments define them.
+# line `## target: text` (for a rule line another fragment owns): the
+# fragments' in their order, then this file's.
+KT_MAKEFILE	:= $(firstword $(MAKEFILE_LIST))
 help: ## list the targets, with what each builds
 	@awk '/^## [a-zA-Z][a-zA-Z0-9_-]*: / { t = $$2; sub(/:$$/, "", t); d = $$0; \
 		sub(/^## [^:]*: /, "", d) } \
 	     /^[a-zA-Z][a-zA-Z0-9_-]*:.*## / { t = $$1; sub(/:.*/, "", t); d = $$0; \
 		sub(/^[^#]*## /, "", d) } \
 	     t != "" { printf "  %-18s %s\n", t, d; t = "" }' \
-		$(filter-out %.d,$(MAKEFILE_LIST))
+		$(filter-out $(KT_MAKEFILE) %.d,$(MAKEFILE_LIST)) $(KT_MAKEFILE)
