@@ -10,7 +10,10 @@
 #                        ktrace_events.h (the ABI: libktrace.pc adds
 #                        -I$(PREFIX)/include/ktrace for <linux/ktrace.h>)
 #   share/man/           man1/ktrace.1 $(DTRACE_NAME).1 ktrace-run.1, man3/libktrace.3
-#   share/ktrace/        ktrace.patch and series/NNNN-*.patch (make patch)
+#   share/ktrace/        ktrace.patch and series/NNNN-*.patch (make patch), when
+#                        they can be made: without linux-source-$(KVER) (or the
+#                        KTRACE_KERNEL_TARBALL mkpatch.sh reads) install says so
+#                        and installs the rest
 #
 # DTRACE_NAME: the name of the trace merger, dtrace by default.  Another
 # dtrace (Debian's systemtap-sdt-dev has /usr/bin/dtrace, which PostgreSQL
@@ -47,11 +50,11 @@ KT_INSTALLED	= $(addprefix $(KT_BINDIR)/,ktrace ktrace-run) \
 KT_LDCONFIG	= @[ -n "$(DESTDIR)" ] || [ "$$(id -u)" != 0 ] || $(LDCONFIG)
 
 .PHONY: install uninstall
-install: tools patch
+install: tools ## the tools, library, headers, man pages [PREFIX= DESTDIR= DTRACE_NAME=]
 	@scripts/install-dtrace-check.sh "$(KT_BINDIR)" "$(DTRACE_NAME)" "$(origin DTRACE_NAME)" \
 		"$(DESTDIR)"
 	$(INSTALL) -d $(KT_BINDIR) $(KT_LIBDIR)/pkgconfig $(KT_INCDIR)/ktrace/linux \
-		$(KT_MANDIR)/man1 $(KT_MANDIR)/man3 $(KT_DATADIR)/series
+		$(KT_MANDIR)/man1 $(KT_MANDIR)/man3
 	$(INSTALL) -m 755 $(O)/tools/ktrace $(O)/tools/ktrace-run $(KT_BINDIR)
 	$(INSTALL) -m 755 $(O)/tools/dtrace $(KT_BINDIR)/$(DTRACE_NAME)
 	$(INSTALL) -m 755 $(LIBKTRACE_SO) $(KT_LIBDIR)/libktrace.so.$(VERSION)
@@ -66,12 +69,19 @@ install: tools patch
 	$(INSTALL) -m 644 ktrace/ktrace.1 user/ktrace-run.1 $(KT_MANDIR)/man1
 	$(INSTALL) -m 644 dtrace/dtrace.1 $(KT_MANDIR)/man1/$(DTRACE_NAME).1
 	$(INSTALL) -m 644 user/libktrace.3 $(KT_MANDIR)/man3
-	$(INSTALL) -m 644 $(O)/patch/$(KVER)/ktrace.patch $(KT_DATADIR)
-	rm -f $(KT_DATADIR)/series/*.patch
-	$(INSTALL) -m 644 $(O)/patch/$(KVER)/series/*.patch $(KT_DATADIR)/series
+	@if scripts/mkpatch.sh --have-source; then \
+		$(MAKE) --no-print-directory patch && \
+		$(INSTALL) -d $(KT_DATADIR)/series && \
+		$(INSTALL) -m 644 $(O)/patch/$(KVER)/ktrace.patch $(KT_DATADIR) && \
+		rm -f $(KT_DATADIR)/series/*.patch && \
+		$(INSTALL) -m 644 $(O)/patch/$(KVER)/series/*.patch $(KT_DATADIR)/series; \
+	else \
+		echo "ktrace: make install: the kernel patch (share/ktrace) is not installed;" \
+			"the rest is" >&2; \
+	fi
 	$(KT_LDCONFIG)
 
-uninstall:
+uninstall: ## remove what install installed [PREFIX= DESTDIR= DTRACE_NAME=]
 	rm -f $(KT_INSTALLED) $(KT_DATADIR)/series/*.patch
 	! grep -qa 'dtrace (ktrace)' $(KT_BINDIR)/$(DTRACE_NAME) 2>/dev/null || \
 		rm -f $(KT_BINDIR)/$(DTRACE_NAME) $(KT_MANDIR)/man1/$(DTRACE_NAME).1

@@ -4,7 +4,7 @@
 # Owned by dtrace/; included by the top-level Makefile after lib/lib.mk.
 
 DTRACE_SRCS	:= $(wildcard dtrace/*.c)
-DTRACE_DEPS	:= $(DTRACE_SRCS) $(wildcard dtrace/*.h) $(LIB_HDRS)
+DTRACE_OBJS	:= $(DTRACE_SRCS:%.c=$(O)/obj/%.o)
 TOOLS		+= $(O)/tools/dtrace $(O)/tools/static/dtrace
 # symbols.c reads ELF and DWARF with libdw; its static archive needs the
 # compressors it was built with.  C++ names are demangled by libstdc++
@@ -15,15 +15,22 @@ DTRACE_LDLIBS		:= -ldw -lelf $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -ls
 DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 \
 			   $(if $(DTRACE_HAVE_CXX),-u __cxa_demangle -lstdc++) -pthread
 
-$(O)/tools/dtrace: $(DTRACE_DEPS) $(LIBKT)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Idtrace -pthread -o $@ $(DTRACE_SRCS) $(LIBKT) \
-		$(DTRACE_LDLIBS)
+.PHONY: dtrace
+dtrace: $(O)/tools/dtrace ## build/tools/dtrace, the trace merger and printer
 
-$(O)/tools/static/dtrace: $(DTRACE_DEPS) $(LIBKT_STATIC)
+# One set of objects for both: nothing in them depends on how they are linked.
+$(O)/obj/dtrace/%.o: dtrace/%.c $(O)/obj/dtrace/%.d
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Idtrace -pthread -static -o $@ $(DTRACE_SRCS) \
-		$(LIBKT_STATIC) $(DTRACE_STATIC_LDLIBS)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) $(KT_DEPFLAGS) -Idtrace -pthread -c -o $@ $<
+
+$(O)/tools/dtrace: $(DTRACE_OBJS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread -o $@ $(DTRACE_OBJS) $(LIBKT) $(DTRACE_LDLIBS)
+
+$(O)/tools/static/dtrace: $(DTRACE_OBJS) $(LIBKT_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread -static -o $@ $(DTRACE_OBJS) $(LIBKT_STATIC) \
+		$(DTRACE_STATIC_LDLIBS)
 
 # Test helpers: the trace file generator, the merge model check and the
 # event text checks.  The host tests that need them build them
@@ -31,7 +38,7 @@ $(O)/tools/static/dtrace: $(DTRACE_DEPS) $(LIBKT_STATIC)
 DTRACE_TEST_TOOLS := $(O)/tests/ktgen $(O)/tests/merge-model $(O)/tests/dtrace-format-test
 
 .PHONY: dtrace-test-tools
-dtrace-test-tools: $(O)/tools/dtrace $(DTRACE_TEST_TOOLS)
+dtrace-test-tools: $(O)/tools/dtrace $(DTRACE_TEST_TOOLS) ## dtrace and the host tests' trace generator and checkers
 
 $(O)/tests/ktgen: tests/gen/ktgen.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)

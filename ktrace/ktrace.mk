@@ -4,13 +4,21 @@
 # lib/lib.mk.  Its host test builds its own fake device (tests/host/40-*).
 
 KTRACE_SRCS	:= $(wildcard ktrace/*.c)
-KTRACE_DEPS	:= $(KTRACE_SRCS) $(wildcard ktrace/*.h) $(LIB_HDRS)
+KTRACE_OBJS	:= $(KTRACE_SRCS:%.c=$(O)/obj/%.o)
 TOOLS		+= $(O)/tools/ktrace $(O)/tools/static/ktrace
 
-$(O)/tools/ktrace: $(KTRACE_DEPS) $(LIBKT)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iktrace -pthread -o $@ $(KTRACE_SRCS) $(LIBKT)
+.PHONY: ktrace
+ktrace: $(O)/tools/ktrace ## build/tools/ktrace, the collector
 
-$(O)/tools/static/ktrace: $(KTRACE_DEPS) $(LIBKT_STATIC)
+# One set of objects for both: nothing in them depends on how they are linked.
+$(O)/obj/ktrace/%.o: ktrace/%.c $(O)/obj/ktrace/%.d
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iktrace -pthread -static -o $@ $(KTRACE_SRCS) $(LIBKT_STATIC)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) $(KT_DEPFLAGS) -Iktrace -pthread -c -o $@ $<
+
+$(O)/tools/ktrace: $(KTRACE_OBJS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread -o $@ $(KTRACE_OBJS) $(LIBKT)
+
+$(O)/tools/static/ktrace: $(KTRACE_OBJS) $(LIBKT_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread -static -o $@ $(KTRACE_OBJS) $(LIBKT_STATIC)

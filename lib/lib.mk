@@ -17,11 +17,12 @@ LIBKT_STATIC	:= $(O)/tools/static/libkt.a
 TOOLS		:=
 
 .SECONDEXPANSION:
-tools: $(LIBKT) $(LIBKT_STATIC) $$(TOOLS)
+tools: $(LIBKT) $(LIBKT_STATIC) $$(TOOLS) ## every tool and library, host and static (build/tools)
 
-$(O)/obj/lib/%.o: lib/%.c $(LIB_HDRS)
+# The headers each object includes come from its .d file (KT_DEPFLAGS).
+$(O)/obj/lib/%.o: lib/%.c $(O)/obj/lib/%.d
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(KT_CFLAGS) $(KT_DEPFLAGS) -c -o $@ $<
 
 $(LIBKT): $(LIB_OBJS)
 	@mkdir -p $(@D)

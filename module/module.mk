@@ -22,7 +22,7 @@ MODULE_FILES	:= kernel/ktrace/buffer.c kernel/ktrace/dev.c kernel/ktrace/interna
 DKMS_SRCDIR	= $(DESTDIR)/usr/src/ktrace-$(VERSION)
 
 .PHONY: module module-src install-dkms
-module-src: $(MODULE_SRC)/.stamp
+module-src: $(MODULE_SRC)/.stamp ## build/module/ktrace-VERSION: the module's source tree
 $(MODULE_SRC)/.stamp: $(MODULE_FILES) module/module.mk Makefile
 	rm -rf $(MODULE_SRC)
 	mkdir -p $(MODULE_SRC)/include/linux $(MODULE_SRC)/include/uapi/linux
@@ -33,14 +33,14 @@ $(MODULE_SRC)/.stamp: $(MODULE_FILES) module/module.mk Makefile
 	sed 's|@VERSION@|$(VERSION)|' module/dkms.conf.in >$(MODULE_SRC)/dkms.conf
 	touch $@
 
-module: module-src
+module: module-src ## ktrace.ko for a stock kernel [KVER=] [KDIR=] (needs its headers)
 	@[ -f $(KDIR)/Makefile ] || { echo "ktrace: make module: no kernel headers in $(KDIR)" \
 		"(apt-get install linux-headers-$(MODULE_KREL), or KDIR=)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(abspath $(MODULE_SRC)) modules
 	@echo "ktrace: built $(MODULE_SRC)/ktrace.ko for $$(modinfo -F vermagic $(MODULE_SRC)/ktrace.ko)"
 
 # The module's source for DKMS: dkms add/build/install ktrace/$(VERSION).
-install-dkms: module-src
+install-dkms: module-src ## the module's source in DESTDIR/usr/src for dkms
 	rm -rf $(DKMS_SRCDIR)
 	$(INSTALL) -d $(DKMS_SRCDIR)/include/linux $(DKMS_SRCDIR)/include/uapi/linux
 	cd $(MODULE_SRC) && $(INSTALL) -m 644 Kbuild dkms.conf buffer.c dev.c internal.h \
@@ -51,7 +51,7 @@ install-dkms: module-src
 # ktrace.ko on Debian's own kernels in QEMU (about a minute a kernel once
 # the packages are cached in build/stock).
 .PHONY: check-stock
-check-stock:
+check-stock: ## ktrace.ko on Debian's own 6.1/6.12 (-rt) kernels in QEMU
 	@scripts/check-stock.sh
 
 # `make install` also installs the module's DKMS source where dkms is
@@ -63,5 +63,5 @@ uninstall: uninstall-dkms
 endif
 
 .PHONY: uninstall-dkms
-uninstall-dkms:
+uninstall-dkms: ## remove what install-dkms installed
 	rm -rf $(DKMS_SRCDIR)

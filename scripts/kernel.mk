@@ -18,28 +18,28 @@ KTRACE_PATCH	?= $(O)/patch/$(KVER)/ktrace.patch
 export KVER
 
 .PHONY: deps
-deps:
+deps: ## install the packages the build and the tests need (scripts/deps.sh)
 	@scripts/deps.sh
 
 # One mkpatch at a time: it rewrites build/patch/$(KVER).
-patch:
+patch: ## build/patch/KVER/ktrace.patch and series/ (needs linux-source-KVER)
 	@mkdir -p $(O)/patch
 	@flock $(O)/.patch.lock bash scripts/mkpatch.sh
 
 # every patch of the series builds on its own (about 20 minutes cold)
 .PHONY: check-series
-check-series:
+check-series: ## build the kernel after each patch of the series (about 20 min)
 	@scripts/check-series.sh
 
-kernel: patch
+kernel: patch ## build/kernel-KVER-KCONFIG/arch/x86/boot/bzImage [KCONFIG=vm|debug|rt]
 	@KCONFIG=$(KCONFIG) KTRACE_PATCH=$(KTRACE_PATCH) scripts/kernel.sh
 
-vmtest: kernel initramfs
+vmtest: kernel initramfs ## boot that kernel in QEMU and run tests/vm [VM_TESTS=...]
 	@KCONFIG=$(KCONFIG) scripts/vmtest.sh
 
 .PHONY: vmshell
-vmshell: kernel initramfs
+vmshell: kernel initramfs ## the test VM with an interactive shell
 	@KCONFIG=$(KCONFIG) scripts/vmtest.sh --shell
 
-check:
+check: ## everything: builds, host tests, VM tests on CHECK_CONFIGS' kernels
 	@scripts/check.sh

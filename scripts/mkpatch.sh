@@ -14,6 +14,8 @@
 #   build/patch/$KVER/series/NNNN-*.patch   git format-patch series
 #   build/patch/$KVER/ktrace.patch          the combined patch (patch -p1)
 # With --check, also runs scripts/checkpatch.pl --strict on each patch.
+# With --have-source, makes nothing: exits 0 if the source tarball is there,
+# else says it is missing and exits 1.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +31,8 @@ check=0
 die() { echo "mkpatch: $*" >&2; exit 1; }
 
 [ -r "$tarball" ] || die "$tarball: not found (apt-get install linux-source-$KVER)"
+# --have-source: only whether the patch can be made (make install asks).
+[ "${1:-}" = "--have-source" ] && exit 0
 
 # hunk_path NAME: the hunk file for $KVER, relative to kernel-patch/
 hunk_path() {

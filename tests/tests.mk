@@ -14,10 +14,10 @@ VM_TEST_BINS	:= $(VM_TEST_SRCS:tests/vm/%.c=$(O)/vm/tests/%)
 VM_TEST_DEPS	:= $(wildcard tests/vm/*.h lib/*.h include/uapi/linux/*.h)
 
 .PHONY: initramfs vm-tests
-check-host: tools
+check-host: tools ## the host tests (tests/host; HOST_TESTS="NN-name ..." a subset)
 	@scripts/run-host-tests.sh
 
-vm-tests: $(VM_TEST_BINS)
+vm-tests: $(VM_TEST_BINS) ## the in-VM test programs (build/vm/tests)
 
 # linked with the static libkt when lib/lib.mk builds one
 VM_TEST_LIBS	:= $(LIBKT_STATIC)
@@ -27,7 +27,7 @@ $(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
 	$(CC) -static -O2 $(KT_CFLAGS) -pthread -o $@ $< $(VM_TEST_LIBS)
 
 # Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
-initramfs: tools vm-tests
+initramfs: tools vm-tests ## build/vm/initramfs.cpio: the static tools and tests/vm
 	@scripts/mkinitramfs.sh
 
 # user-calls: a program traced by libktrace (static, -finstrument-functions)

@@ -14,16 +14,20 @@
 
 LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c user/env.c lib/ktfile_write.c lib/files.c
 LIBKTRACE_OBJS	:= $(LIBKTRACE_SRCS:%.c=$(O)/obj/pic/%.o)
-LIBKTRACE_HDRS	:= $(LIB_HDRS) user/libktrace.h user/ktrace_user.h
 LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
 LIBKTRACE_A	:= $(O)/tools/libktrace.a
 USER_CFLAGS	:= $(CFLAGS) $(KT_CFLAGS) -fPIC -fvisibility=hidden -pthread -Iuser
 TOOLS		+= $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) \
 		   $(O)/tools/ktrace-run
 
-$(O)/obj/pic/%.o: %.c $(LIBKTRACE_HDRS)
+.PHONY: libktrace ktrace-run
+libktrace: $(LIBKTRACE_SO) $(O)/tools/libktrace.so $(LIBKTRACE_A) ## build/tools/libktrace.so.0, .so, .a
+ktrace-run: $(O)/tools/ktrace-run ## build/tools/ktrace-run, runs a program traced by libktrace
+## user-test-progs: the programs the user tests and bench trace (build/tests/user)
+
+$(O)/obj/pic/%.o: %.c $(O)/obj/pic/%.d
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -c -o $@ $<
+	$(CC) $(USER_CFLAGS) $(KT_DEPFLAGS) -c -o $@ $<
 
 # dlwrap.c: the shared library only (a static program has no next dlclose)
 $(LIBKTRACE_SO): $(LIBKTRACE_OBJS) $(O)/obj/pic/user/dlwrap.o
@@ -40,10 +44,15 @@ $(LIBKTRACE_A): $(LIBKTRACE_OBJS)
 	$(AR) rcs $@ $^
 
 # ring_drain.c: ktrace-run's ring ingestion, apart for tests/fuzz (fuzz_ring.c)
-$(O)/tools/ktrace-run: user/ktrace-run.c user/ring_drain.c user/ring_drain.h user/libktrace.h \
-		       $(LIB_HDRS) $(LIBKT)
+KTRACE_RUN_OBJS	:= $(O)/obj/user/ktrace-run.o $(O)/obj/user/ring_drain.o
+
+$(O)/obj/user/%.o: user/%.c $(O)/obj/user/%.d
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -Iuser -o $@ user/ktrace-run.c user/ring_drain.c $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) $(KT_DEPFLAGS) -c -o $@ $<
+
+$(O)/tools/ktrace-run: $(KTRACE_RUN_OBJS) $(LIBKT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(KTRACE_RUN_OBJS) $(LIBKT)
 
 # ---- programs to trace: tests/user/*.c --------------------------------------
 #
