@@ -389,6 +389,19 @@ static bool pid_selected(const struct dtrace *dt, const struct ktfile_reader *f,
 	return pid && pid < MAX_TIDS && ktev_bit_test(dt->pids, pid);
 }
 
+/*
+ * Where the pipeline's batches are now, for the names table (tasks.h): a
+ * naming it drops must outlive every batch that may hold it.
+ */
+static void tasks_sync(struct dtrace *dt, struct pipeline *pl)
+{
+	uint64_t filling = 0, written = 1;
+
+	if (pl)
+		pipeline_progress(pl, &filling, &written);
+	tasks_progress(dt->tasks, filling, written);
+}
+
 /* Whether @ev passes the filters. */
 static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
 		     const struct ktfile_event *ev, uint64_t ns)
@@ -430,11 +443,7 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 		if (ns > dt->to_ns)
 			break;
 		if (kernel && dt->tasks && tasks_changes(ev)) {
-			uint64_t filling = 0, written = 1;
-
-			if (pl)
-				pipeline_progress(pl, &filling, &written);
-			tasks_progress(dt->tasks, filling, written);
+			tasks_sync(dt, pl);
 			tasks_follow(dt->tasks, ev);
 		}
 		if (selected(dt, f, ev, ns)) {
@@ -446,8 +455,11 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 			else
 				fmt->event(dt, &dt->out, &e);
 		}
-		if (kernel)
+		/* after the event: it may have gone into a batch of its own */
+		if (kernel && dt->tasks && ev->code == KTRACE_thread_exit) {
+			tasks_sync(dt, pl);
 			tasks_follow_after(dt->tasks, ev);
+		}
 	}
 	if (pl)
 		pipeline_finish(pl);
