@@ -100,6 +100,8 @@ struct dtrace_event {
  */
 char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_event *e,
 		       unsigned int width);
+/* Its text alone (not of a function call), as dtrace_put_event() says it. */
+char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e);
 
 /*
  * An output format.  event() writes one event to @o; end(), if any, runs

@@ -62,17 +62,32 @@ static char *put_realtime(char *p, const struct ktfile_reader *f, uint64_t tsc)
 	return p + 9;
 }
 
+/* How @e decodes: its tasks named as they were then, on any thread. */
+static struct ktev_ctx event_ctx(const struct dtrace *dt, const struct dtrace_event *e)
+{
+	struct ktev_ctx ctx = dt->decode;
+
+	ctx.tsc = e->ev->tsc;
+	ctx.put_task = tasks_put_names_ctx;
+	ctx.tasks = &e->names;
+	return ctx;
+}
+
+char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e)
+{
+	struct ktev_ctx ctx = event_ctx(dt, e);
+
+	return sym_put_text(p, dt->files[e->file].proc, e->ev, &ctx);
+}
+
 char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_event *e,
 		       unsigned int width)
 {
 	const struct ktfile_event *ev = e->ev;
 	struct sym_proc *proc = dt->files[e->file].proc;
-	struct ktev_ctx ctx = dt->decode;
+	struct ktev_ctx ctx = event_ctx(dt, e);
 
-	ctx.tsc = ev->tsc;
-	ctx.put_task = tasks_put_names_ctx;	/* on any thread: the event's own */
-	ctx.tasks = &e->names;
-	if (proc)		/* user events the program named */
+	if (proc)		/* user events the program named, calls */
 		return sym_put_event(p, proc, ev, width, &ctx);
 	p = ktev_put_name(p, ev->code, width);
 	*p++ = ' ';

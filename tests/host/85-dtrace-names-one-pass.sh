@@ -4,7 +4,7 @@
 # Task names in the merge's one pass (dtrace/tasks.c), against a model.
 # The trace (mktrace.py, two CPUs and a user stream) has renames, a fork,
 # an exit, a reused thread id, a task that runs before its first naming
-# and a user stream's header name.  model.py computes, from the records
+# and a user stream's header name, and a user event its program named.  model.py computes, from the records
 # alone, the line each kernel record must print: the task column and every
 # %T argument named by the last naming before it in merge order (the user
 # stream's header from the start), unnamed after an exit, and a task's
@@ -15,6 +15,9 @@
 #  - the same trace read from pipes: the model without the look-ahead;
 #  - --calltree shows each kernel event of the user thread with the same
 #    text as the listing: the names of that time, not the first ones;
+#  - Perfetto says of each event what the listing says (name and text):
+#    the kernel's with the same task names, the program-named user event
+#    as "user:work" "worker 0, item 49999", not "user mark 0 49999";
 #  - memory does not grow with the trace: peak RSS (/usr/bin/time) of
 #    dtrace on ktgen traces of 4 CPUs (many renames and exits) of 250k and
 #    2M events a CPU stays within 1.5 times (it was 5 times: every naming
@@ -52,7 +55,8 @@ cpu1 = [(900, "switch", 300, (300, 100)),		# the header's name
 	(5200, "switch", 300, (300, 101)),
 	(7000, "switch", 300, (300, 101)),
 	(7100, "exit", 300, (300, 0))]
-user = [(950, ENTRY), (2600, LEAVE), (4100, ENTRY), (7200, LEAVE)]
+USER1 = (1 << 11) | (1 << 24)	# named "work" by the map file
+user = [(950, ENTRY), (2600, LEAVE), (3000, USER1), (4100, ENTRY), (7200, LEAVE)]
 
 def records(recs):
 	out = []
@@ -74,7 +78,9 @@ def write():
 	subprocess.check_call(mk + ["k.cpu1", "--cpu", "1"] + records(cpu1))
 	subprocess.check_call(mk + ["u.stream", "--user", str(USER[0]), str(USER[0]),
 		"--comm", USER[1].encode().hex()] +
-		["%d:%d:0x1000:0" % (tsc, code) for tsc, code in user])
+		["%d:%d:%d:%d" % (tsc, code, 0 if code == USER1 else 0x1000,
+				  49999 if code == USER1 else 0) for tsc, code in user])
+	open("trace.pid%d.maps" % USER[0], "w").write("event 1 work worker %u, item %u\n")
 
 # "TSC TASK GROUP:EVENT TEXT" of every kernel record, in merge order
 def expect(look_ahead, with_user=True):
@@ -107,14 +113,17 @@ def expect(look_ahead, with_user=True):
 		if kind == "exit":
 			names.pop(a[0], None)
 
-# the kernel records the calltree shows for the user thread: its own and
-# the switches to it
+# the events besides calls the calltree shows for the user thread: its
+# user event, the kernel's of its thread and the switches to it
 def calltree():
+	shown = [(tsc, "user:work worker 0, item 49999") for tsc, code in user if code == USER1]
 	for line in sys.stdin:
 		tsc, task, text = line.rstrip("\n").split(" ", 2)
 		r = [r for r in cpu0 + cpu1 if r[0] == int(tsc)][0]
 		if r[2] == USER[0] or (r[1] == "switch" and r[3][1] == USER[0]):
-			print(text)
+			shown.append((int(tsc), text))
+	for tsc, text in sorted(shown):
+		print(text)
 
 {"write": write, "expect": lambda: expect(True), "expect-pipe": lambda: expect(False),
  "expect-kernel": lambda: expect(True, False),
@@ -142,6 +151,20 @@ check "read from pipes: named in the one pass (no look-ahead for the task before
 "$DTRACE" --calltree k.cpu0 k.cpu1 u.stream 2>/dev/null | sed -n 's|.*/\* \([a-z]*:[a-z]* .*\) \*/$|\1|p' >got-tree
 check "--calltree: the kernel events of the user thread say what the listing says" \
 	diff want-tree got-tree
+
+"$DTRACE" --format=perfetto -o k.json k.cpu0 k.cpu1 u.stream 2>err
+python3 - k.json >got-json <<'PY'
+import json, sys
+for e in json.load(open(sys.argv[1]))["traceEvents"]:
+	if e.get("ph") == "i" and "text" in e.get("args", {}):
+		print(e["name"], e["args"]["text"])
+PY
+# its instants: every event but the calls and switches (slices)
+"$DTRACE" k.cpu0 k.cpu1 u.stream 2>err | grep -v "func:\|sched:switch" |
+	awk '{ $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' >want-json
+check "Perfetto: every event's name and text as the listing's" diff want-json got-json
+check "... the listing's user event: the program's name and format" \
+	grep -qx "user:work worker 0, item 49999" got-json
 
 # peak RSS (KiB) of dtrace on ktgen traces of $1 events a CPU
 rss() {
