@@ -18,6 +18,7 @@
 #  - Perfetto says of each event what the listing says (name and text):
 #    the kernel's with the same task names, the program-named user event
 #    as "user:work" "worker 0, item 49999", not "user mark 0 49999";
+#  - -S names a task as at its last event, also one that exited;
 #  - memory does not grow with the trace: peak RSS (/usr/bin/time) of
 #    dtrace on ktgen traces of 4 CPUs (many renames and exits) of 250k and
 #    2M events a CPU stays within 1.5 times (it was 5 times: every naming
@@ -56,7 +57,7 @@ cpu1 = [(900, "switch", 300, (300, 100)),		# the header's name
 	(7000, "switch", 300, (300, 101)),
 	(7100, "exit", 300, (300, 0))]
 USER1 = (1 << 11) | (1 << 24)	# named "work" by the map file
-user = [(950, ENTRY), (2600, LEAVE), (3000, USER1), (4100, ENTRY), (7200, LEAVE)]
+user = [(950, ENTRY), (2600, LEAVE), (3000, USER1), (4100, ENTRY), (7050, LEAVE)]
 
 def records(recs):
 	out = []
@@ -165,6 +166,10 @@ PY
 check "Perfetto: every event's name and text as the listing's" diff want-json got-json
 check "... the listing's user event: the program's name and format" \
 	grep -qx "user:work worker 0, item 49999" got-json
+
+dt_S() { "$DTRACE" -S k.cpu0 k.cpu1 u.stream 2>err; }
+check "-S: a task that exited is named as at its last event (renamed-300: 11 events)" \
+	eval 'dt_S | grep -Eq "^  renamed-300 +11$"'
 
 # peak RSS (KiB) of dtrace on ktgen traces of $1 events a CPU
 rss() {
