@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * amap: a hash map from 64-bit keys to pointers, open addressing, never
- * shrinks.  dtrace's one hash map: the symbol caches, the call graph's
+ * shrinks (amap_del() frees a slot, not memory).  dtrace's one hash map: the symbol caches, the call graph's
  * edges, the threads by tid of calls.c and perfetto.c, the functions by
  * the low bits of their address.
  */
@@ -57,6 +57,31 @@ static inline void amap_put(struct amap *m, uint64_t key, void *val)
 		m->nr++;
 	m->keys[i] = key + 1;
 	m->vals[i] = val;
+}
+
+/* Remove @key, if there: the keys after it in its probe run move back. */
+static inline void amap_del(struct amap *m, uint64_t key)
+{
+	size_t i, j;
+
+	if (!m->cap)
+		return;
+	for (i = amap_slot(m, key); m->keys[i] != key + 1; i = (i + 1) & (m->cap - 1))
+		if (!m->keys[i])
+			return;
+	m->nr--;
+	for (j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+		size_t home = amap_slot(m, m->keys[j] - 1);
+
+		/* j's key may fill i only if its home is not in (i, j] */
+		if (((j - home) & (m->cap - 1)) >= ((j - i) & (m->cap - 1))) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->keys[i] = 0;
+	m->vals[i] = NULL;
 }
 
 #endif /* DTRACE_AMAP_H */

@@ -106,8 +106,7 @@ static void setup(struct dtrace *dt)
 	}
 }
 
-static uint64_t add_text(struct dtrace *dt, struct call_thread *t,
-			 const struct ktfile_event *ev)
+static uint64_t add_text(struct dtrace *dt, const struct dtrace_event *e)
 {
 	uint64_t off;
 	char *p;
@@ -118,7 +117,7 @@ static uint64_t add_text(struct dtrace *dt, struct call_thread *t,
 	}
 	off = calls.text_len;
 	p = calls.text + off;
-	p = sym_put_event(p, t->proc, ev, 0, &dt->decode);
+	p = dtrace_put_event(dt, p, e, 0);	/* as the listing says it */
 	*p++ = '\0';
 	calls.text_len = p - calls.text;
 	return off;
@@ -167,7 +166,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 			if (to && calls_with_events) {
 				if (!to->proc)
 					to->proc = sym_proc(to->pid, to->path);
-				add_rec(to, e->ns, REC_TEXT, add_text(dt, to, ev), 0, 0);
+				add_rec(to, e->ns, REC_TEXT, add_text(dt, e), 0, 0);
 			}
 		}
 	}
@@ -175,7 +174,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 		return;
 	if (!t->proc)
 		t->proc = sym_proc(t->pid, t->path);
-	add_rec(t, e->ns, REC_TEXT, add_text(dt, t, ev), 0, 0);
+	add_rec(t, e->ns, REC_TEXT, add_text(dt, e), 0, 0);
 }
 
 static int by_first_event(const void *a, const void *b)

@@ -81,7 +81,7 @@ struct dtrace {
 	struct dtrace_file *files;
 	bool user_streams;	/* some files are user streams (symbols: one thread) */
 	uint64_t t0;		/* time stamp of the first event of the merge */
-	struct tasks *tasks;	/* names of the tasks, read before the merge */
+	struct tasks *tasks;	/* names of the tasks, following the merge (NULL: --raw) */
 	struct outbuf out;
 };
 
@@ -90,7 +90,18 @@ struct dtrace_event {
 	uint64_t ns;			/* time after the first event of the merge */
 	unsigned int file;		/* index of its file: dt->files[], kt_merge_file() */
 	const struct ktfile_event *ev;	/* the reader's, or the pipeline's copy */
+	struct task_names names;	/* the tasks it shows, named as they were then */
 };
+
+/*
+ * An event's group:event (padded to @width) and text, as every view shows
+ * it: the program's name and format of a user event, the names of its
+ * tasks then (@e->names).  At most KTEV_TEXT_MAX bytes, no NUL.
+ */
+char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_event *e,
+		       unsigned int width);
+/* Its text alone (not of a function call), as dtrace_put_event() says it. */
+char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e);
 
 /*
  * An output format.  event() writes one event to @o; end(), if any, runs
@@ -119,13 +130,15 @@ extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c */
 /*
  * pipeline.c: parallel formats run on @workers threads while the main
  * thread merges.  pipeline_add() copies an event into the current batch;
- * pipeline_finish() waits until all is written.
+ * pipeline_finish() waits until all is written.  A format's event() on
+ * a worker thread gets the names of @e->names, never the table's.
  */
 struct pipeline;
 struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *fmt,
 				unsigned int workers);
-void pipeline_add(struct pipeline *pl, uint64_t ns, unsigned int file,
-		  const struct ktfile_event *ev);
+void pipeline_add(struct pipeline *pl, const struct dtrace_event *e);
+/* The batch the next event goes into, and how many batches are written. */
+void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written);
 void pipeline_finish(struct pipeline *pl);
 
 /* Time columns, shared by the formats: "12.345" microseconds, ns precision. */

@@ -390,8 +390,36 @@ static bool pid_selected(const struct dtrace *dt, const struct ktfile_reader *f,
 }
 
 /*
+ * Where the pipeline's batches are now, for the names table (tasks.h): a
+ * naming it drops must outlive every batch that may hold it.
+ */
+static void tasks_sync(struct dtrace *dt, struct pipeline *pl)
+{
+	uint64_t filling = 0, written = 1;
+
+	if (pl)
+		pipeline_progress(pl, &filling, &written);
+	tasks_progress(dt->tasks, filling, written);
+}
+
+/* Whether @ev passes the filters. */
+static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
+		     const struct ktfile_event *ev, uint64_t ns)
+{
+	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
+
+	if (ns < dt->from_ns || !dt->files[f->index].selected)
+		return false;
+	/* meta records (lost markers) pass -e and -t: they concern every event */
+	return !grp || ((grp & dt->mask) &&
+			(!dt->tids || (ev->tid < MAX_TIDS && ktev_bit_test(dt->tids, ev->tid))) &&
+			(!dt->pids || pid_selected(dt, f, ev)));
+}
+
+/*
  * Merge, filter, hand to the format: on this thread, or packed for the
- * pipeline's workers.  Returns the exit status.
+ * pipeline's workers, with the names of its tasks then.  The names follow
+ * every event of the merge, shown or not.  Returns the exit status.
  */
 static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs)
 {
@@ -404,7 +432,7 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 		pl = pipeline_start(dt, fmt, jobs);
 	while ((f = kt_merge_next(dt->merge))) {
 		const struct ktfile_event *ev = &f->ev;
-		uint32_t grp = ev->code & KTRACE_GROUP_MASK;
+		bool kernel = f->hdr.cpu >= 0;
 		uint64_t ns;
 
 		if (first) {
@@ -414,19 +442,23 @@ static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 		ns = ktfile_ns(f, ev->tsc - dt->t0);
 		if (ns > dt->to_ns)
 			break;
-		if (ns < dt->from_ns || !dt->files[f->index].selected)
-			continue;
-		/* meta records (lost markers) pass -e and -t: they concern every event */
-		if (grp && (!(grp & dt->mask) ||
-			    (dt->tids && (ev->tid >= MAX_TIDS || !ktev_bit_test(dt->tids, ev->tid))) ||
-			    (dt->pids && !pid_selected(dt, f, ev))))
-			continue;
-		if (pl) {
-			pipeline_add(pl, ns, f->index, ev);
-		} else {
+		if (kernel && dt->tasks && tasks_changes(ev)) {
+			tasks_sync(dt, pl);
+			tasks_follow(dt->tasks, ev);
+		}
+		if (selected(dt, f, ev, ns)) {
 			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
 
-			fmt->event(dt, &dt->out, &e);
+			tasks_resolve(dt->tasks, ev, &e.names);
+			if (pl)
+				pipeline_add(pl, &e);
+			else
+				fmt->event(dt, &dt->out, &e);
+		}
+		/* after the event: it may have gone into a batch of its own */
+		if (kernel && dt->tasks && ev->code == KTRACE_thread_exit) {
+			tasks_sync(dt, pl);
+			tasks_follow_after(dt->tasks, ev);
 		}
 	}
 	if (pl)
@@ -482,8 +514,8 @@ int main(int argc, char **argv)
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
 	setup_files(&dt);
-	/* --raw text needs no names (nor the second reading of the files) */
-	dt.tasks = dt.decode.raw && !dt.pids && fmt == &dtrace_text ? NULL : tasks_load(dt.merge);
+	/* --raw text needs no names */
+	dt.tasks = dt.decode.raw && !dt.pids && fmt == &dtrace_text ? NULL : tasks_open(dt.merge);
 	dt.decode.put_task = tasks_put_ctx;
 	dt.decode.tasks = dt.tasks;
 	load_machine_files(&dt, &mf);

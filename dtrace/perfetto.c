@@ -372,7 +372,6 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(d) : NULL;
 	char name[KTEV_NAME_MAX], text[KTEV_TEXT_MAX], *p;
-	struct ktev_ctx ctx;
 	uint32_t pid = f->pid, tid = f->tid;
 	const char *uname, *ufmt;
 
@@ -386,9 +385,7 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
 	    (uname = sym_event_name(proc_of(dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
 		snprintf(name, sizeof(name), "user:%.60s", uname);
-	ctx = dt->decode;
-	ctx.tsc = ev->tsc;
-	*ktev_put_text(text, ev->code, ev->args, ev->nr_args, &ctx) = '\0';
+	*dtrace_put_text(dt, text, e) = '\0';	/* as the listing says it */
 	p = put_instant(o, name, pid, tid, e->ns);
 	if (!f->user) {
 		p = put_lit(p, "\"cpu\":");

@@ -152,9 +152,17 @@ static void send_batch(struct pipeline *pl)
 	pthread_mutex_unlock(&pl->lock);
 }
 
-void pipeline_add(struct pipeline *pl, uint64_t ns, unsigned int file,
-		  const struct ktfile_event *ev)
+void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written)
 {
+	pthread_mutex_lock(&pl->lock);
+	*filling = pl->next_seq;
+	*written = pl->written;
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
+{
+	const struct ktfile_event *ev = in->ev;
 	size_t size = packed_size(ev->nr_args), bound = DTRACE_LINE_BOUND(ev->nr_args);
 	struct batch *b = pl->cur;
 	struct dtrace_event *e;
@@ -183,7 +191,8 @@ void pipeline_add(struct pipeline *pl, uint64_t ns, unsigned int file,
 	else
 		memcpy(copy, ev, offsetof(struct ktfile_event, args) +
 		       ev->nr_args * sizeof(uint32_t));
-	*e = (struct dtrace_event){ .ns = ns, .file = file, .ev = copy };
+	*e = *in;
+	e->ev = copy;
 	b->used += size;
 	b->output += bound;
 }

@@ -16,7 +16,8 @@
 struct task_count {
 	uint32_t tid;
 	uint64_t events;
-	uint64_t last_tsc;	/* its name then */
+	char task[KTEV_TASK_MAX];	/* comm-tid at its last event (it may exit) */
+	uint8_t task_len;
 };
 
 struct file_counts {
@@ -58,7 +59,7 @@ static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtra
 			amap_put(&sum.tasks, ev->tid, tc);
 		}
 		tc->events++;
-		tc->last_tsc = ev->tsc;
+		tc->task_len = tasks_put_named(&e->names, tc->task, ev->tid, 0) - tc->task;
 	}
 	if (!sum.events++)
 		sum.first_ns = ns;
@@ -109,7 +110,7 @@ static void put_tasks(struct dtrace *dt, struct outbuf *o)
 		if (i < TOP_TASKS) {
 			p = memset(out_reserve(o), ' ', 2) + 2;
 			p = dt->decode.raw ? ktev_put_u64(p, v[i]->tid)
-					   : tasks_put(dt->tasks, p, v[i]->tid, v[i]->last_tsc, 0);
+					   : (char *)memcpy(p, v[i]->task, v[i]->task_len) + v[i]->task_len;
 			*p++ = ' ';
 			p = ktev_put_u64_width(p, v[i]->events, 12 + (p < o->p + 24 ? o->p + 24 - p : 0));
 			*p++ = '\n';

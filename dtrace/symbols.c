@@ -908,14 +908,24 @@ char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *e
 	if ((ev->code & KTRACE_GROUP_MASK) != KTRACE_GRP_user ||
 	    !(name = sym_event_name(proc, KTRACE_SUB(ev->code), &format))) {
 		p = ktev_put_name(p, ev->code, width);
-		*p++ = ' ';
-		return ktev_put_text(p, ev->code, ev->args, ev->nr_args, ctx);
+	} else {
+		p = stpcpy(stpcpy(p, "user:"), name);
+		while (p - start < (ptrdiff_t)width)
+			*p++ = ' ';
 	}
-	p = stpcpy(stpcpy(p, "user:"), name);
-	while (p - start < (ptrdiff_t)width)
-		*p++ = ' ';
 	*p++ = ' ';
-	return put_format(p, format, ev->args, ev->nr_args);
+	return sym_put_text(p, proc, ev, ctx);
+}
+
+char *sym_put_text(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
+		   const struct ktev_ctx *ctx)
+{
+	const char *format;
+
+	if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
+	    sym_event_name(proc, KTRACE_SUB(ev->code), &format))
+		return put_format(p, format, ev->args, ev->nr_args);
+	return ktev_put_text(p, ev->code, ev->args, ev->nr_args, ctx);
 }
 
 void sym_free(void)

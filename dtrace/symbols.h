@@ -127,6 +127,13 @@ const char *sym_event_name(struct sym_proc *p, unsigned int sub, const char **fo
 char *sym_put_event(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
 		    unsigned int width, const struct ktev_ctx *ctx);
 
+/*
+ * The text alone of @ev, not a function call: a user event the program
+ * named in its own format, every other from the event table.
+ */
+char *sym_put_text(char *p, struct sym_proc *proc, const struct ktfile_event *ev,
+		   const struct ktev_ctx *ctx);
+
 /* Functions known so far (ids below this), and each by its id. */
 unsigned int sym_nr_funcs(void);
 const struct sym_func *sym_func_by_id(unsigned int id);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tasks: names of the traced tasks by thread id and time (tasks.h).
+ * tasks: names of the traced tasks, following the merge (tasks.h).
  *
- * One array of every naming, sorted by thread id then time stamp, and a
- * hash map from a thread id to its run of namings: a lookup (one or more
- * per printed event) is a hash probe, then a search of the few namings of
- * one thread.
+ * A hash map from a thread id to its naming in force; two more for what
+ * the merge has not reached yet but events before it show (tasks.h): a
+ * task's first naming, and in a flight snapshot its first naming from
+ * when every CPU's records are complete.  A naming the merge passes or an
+ * exit drops is retired: freed when no batch that may hold it is left.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,55 +22,71 @@
 #define COMM_MAX	(KT_ESC_MAX(KTRACE_COMM_LEN))
 
 struct naming {
-	uint64_t tsc;		/* from then on (0: from the start) */
+	uint64_t tsc;		/* from then on (0: a user stream's header) */
 	uint32_t tid, pid;
-	uint32_t seq;		/* order read, among equal tid and tsc */
 	uint8_t len;
 	char comm[COMM_MAX];	/* escaped for text */
+	struct naming *retired_next;
+	uint64_t retired_in;	/* the last batch that may hold it */
 };
 
 struct tasks {
-	struct naming *v;
-	size_t nr, cap;
+	struct amap now;	/* tid -> its naming in force */
+	struct amap first;	/* tid -> its first naming, not reached yet */
+	struct amap complete;	/* flight: tid -> its first naming from complete_from on */
 	/*
 	 * Flight snapshots: the latest start of a CPU's records that begin
-	 * with records overwritten (a lost marker).  Before it, renames may
-	 * be lost on one CPU and kept on another: a naming older than it is
-	 * trusted only where no later one says otherwise.  0: none.
+	 * with records overwritten (a lost marker).  0: none.
 	 */
 	uint64_t complete_from;
-	struct amap by_tid;	/* tid -> its struct run */
-	struct run {
-		size_t first, nr;	/* its namings: v[first ... first + nr - 1] */
-	} *runs;
+	struct naming *retired, **retired_tail;
+	uint64_t filling, written;	/* tasks_progress() */
+	/* per event of the table: its %T arguments' indices, 0xff: none */
+	uint8_t (*task_args)[TASKS_PER_EVENT - 1];
 };
 
-static void add(struct tasks *t, uint64_t tsc, uint32_t tid, uint32_t pid,
-		const char *comm)
+static struct naming *naming_new(uint64_t tsc, uint32_t tid, uint32_t pid, const char *comm)
 {
-	struct naming *n;
+	struct naming *n = xcalloc(1, sizeof(*n));
 
-	if (t->nr == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 256;
-		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
-	}
-	n = &t->v[t->nr];
 	n->tsc = tsc;
 	n->tid = tid;
 	n->pid = pid;
-	n->seq = t->nr++;
 	n->len = kt_escape(n->comm, COMM_MAX, comm, KTRACE_COMM_LEN, KT_ESC_TEXT) - n->comm;
+	return n;
 }
 
-static int cmp(const void *a, const void *b)
+/* Free the retired namings no batch holds any more. */
+static void reclaim(struct tasks *t)
 {
-	const struct naming *x = a, *y = b;
+	while (t->retired && t->retired->retired_in < t->written) {
+		struct naming *n = t->retired;
 
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->tsc != y->tsc)
-		return x->tsc < y->tsc ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+		t->retired = n->retired_next;
+		free(n);
+	}
+	if (!t->retired)
+		t->retired_tail = &t->retired;
+}
+
+static void retire(struct tasks *t, struct naming *n)
+{
+	if (!n)
+		return;
+	n->retired_in = t->filling;
+	n->retired_next = NULL;
+	*t->retired_tail = n;
+	t->retired_tail = &n->retired_next;
+	reclaim(t);
+}
+
+void tasks_progress(struct tasks *t, uint64_t filling, uint64_t written)
+{
+	if (t) {
+		t->filling = filling;
+		t->written = written;
+		reclaim(t);
+	}
 }
 
 void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
@@ -79,135 +96,218 @@ void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
 		ktev_unpack_bytes(comm, KTRACE_COMM_LEN, ev->args + 2, ev->nr_args - 2);
 }
 
-/*
- * The thread:name events of one kernel stream.  A bad record ends it
- * quietly: the merge says what is wrong when it gets there.
- */
-static void load_file(struct tasks *t, const char *path)
+static bool is_naming(const struct ktfile_event *ev)
 {
-	struct ktfile_reader *r;
-	char comm[KTRACE_COMM_LEN];
+	return ev->code == KTRACE_thread_name && ev->nr_args >= 2 + KTRACE_COMM_LEN / 4;
+}
+
+/* A kernel stream that is a regular file: the look-ahead reads it too. */
+static struct ktfile_reader *open_ahead(const struct ktfile_reader *f)
+{
 	struct stat st;
 
-	/* read again: only a file, a pipe's records are the merge's alone */
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (f->hdr.cpu < 0 || stat(f->path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	return ktfile_open(f->path, KTFILE_QUIET);
+}
+
+/* @m's naming of the tid @ev names: the earliest, over the files read ahead. */
+static void keep_earliest(struct amap *m, const struct ktfile_event *ev)
+{
+	struct naming *old = amap_get(m, ev->args[0]);
+	char comm[KTRACE_COMM_LEN];
+
+	if (old && old->tsc <= ev->tsc)
 		return;
-	r = ktfile_open(path, KTFILE_QUIET);
+	free(old);
+	tasks_event_comm(ev, comm);
+	amap_put(m, ev->args[0], naming_new(ev->tsc, ev->args[0], ev->args[1], comm));
+}
+
+/*
+ * The look-ahead (tasks.h) of one file: the first namings among its first
+ * TASKS_AHEAD records, or of all its records in a flight snapshot.  A bad
+ * record ends it quietly: the merge says what is wrong when it gets there.
+ */
+static void look_ahead(struct tasks *t, const struct ktfile_reader *f)
+{
+	struct ktfile_reader *r = open_ahead(f);
+
 	if (!r)
 		return;
-	for (bool first = true; ktfile_next(r) > 0; first = false) {
+	for (uint64_t i = 0; ktfile_next(r) > 0; i++) {
 		const struct ktfile_event *ev = &r->ev;
 
-		if (first && ev->code == KTRACE_META_LOST && ev->tsc > t->complete_from)
-			t->complete_from = ev->tsc;
-
-		if (ev->code == KTRACE_thread_name && ev->nr_args >= 2 + KTRACE_COMM_LEN / 4) {
-			tasks_event_comm(ev, comm);
-			add(t, ev->tsc, ev->args[0], ev->args[1], comm);
-		}
+		if (!t->complete_from && i >= TASKS_AHEAD)
+			break;
+		if (!is_naming(ev))
+			continue;
+		keep_earliest(&t->first, ev);
+		if (t->complete_from && ev->tsc >= t->complete_from)
+			keep_earliest(&t->complete, ev);
 	}
 	ktfile_reader_close(r);
 }
 
-struct tasks *tasks_load(struct kt_merge *m)
+/* Where a flight snapshot's records are complete: the latest start after a lost marker. */
+static void find_complete_from(struct tasks *t, struct kt_merge *m)
+{
+	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
+		struct ktfile_reader *r = open_ahead(kt_merge_file(m, i));
+
+		if (!r)
+			continue;
+		if (ktfile_next(r) > 0 && r->ev.code == KTRACE_META_LOST &&
+		    r->ev.tsc > t->complete_from)
+			t->complete_from = r->ev.tsc;
+		ktfile_reader_close(r);
+	}
+}
+
+static void find_task_args(struct tasks *t)
+{
+	t->task_args = xcalloc(ktev_nr_events, sizeof(*t->task_args));
+	for (unsigned int i = 0; i < ktev_nr_events; i++) {
+		unsigned int arg = 0, k = 0;
+
+		memset(t->task_args[i], 0xff, sizeof(t->task_args[i]));
+		for (const char *s = ktev_events[i].fmt; *s; s++) {
+			struct ktev_conv c;
+
+			if (*s != '%')
+				continue;
+			if (s[1] == '%') {
+				s++;
+				continue;
+			}
+			if (ktev_conv_parse(s, &c) < 0)
+				break;
+			if (c.letter == 'T' && k < TASKS_PER_EVENT - 1)
+				t->task_args[i][k++] = arg;
+			arg += c.nr_args;
+			s += c.len - 1;
+		}
+	}
+}
+
+struct tasks *tasks_open(struct kt_merge *m)
 {
 	struct tasks *t = xcalloc(1, sizeof(*t));
 
+	t->retired_tail = &t->retired;
+	t->written = 1;		/* no pipeline: a dropped naming goes at once */
+	find_task_args(t);
 	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
 		const struct ktfile_reader *f = kt_merge_file(m, i);
 
-		if (f->hdr.cpu < 0)	/* a user stream names its thread */
-			add(t, 0, f->hdr.tid, f->hdr.pid, f->hdr.comm);
-		else
-			load_file(t, f->path);
+		if (f->hdr.cpu < 0 && !amap_get(&t->now, f->hdr.tid))	/* a user stream names its thread */
+			amap_put(&t->now, f->hdr.tid,
+				 naming_new(0, f->hdr.tid, f->hdr.pid, f->hdr.comm));
 	}
-	if (t->nr)		/* qsort() wants a non-NULL array even for none */
-		qsort(t->v, t->nr, sizeof(*t->v), cmp);
-	t->runs = xcalloc(t->nr + 1, sizeof(*t->runs));
-	for (size_t i = 0, r = 0; i < t->nr; i++) {
-		if (i && t->v[i].tid == t->v[i - 1].tid) {
-			t->runs[r - 1].nr++;
-			continue;
-		}
-		t->runs[r] = (struct run){ i, 1 };
-		amap_put(&t->by_tid, t->v[i].tid, &t->runs[r++]);
-	}
+	find_complete_from(t, m);
+	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++)
+		look_ahead(t, kt_merge_file(m, i));
 	return t;
+}
+
+static void free_map(struct amap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			free(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
 }
 
 void tasks_free(struct tasks *t)
 {
-	if (t) {
-		free(t->v);
-		free(t->runs);
-		free(t->by_tid.keys);
-		free(t->by_tid.vals);
-	}
+	if (!t)
+		return;
+	t->written = UINT64_MAX;
+	reclaim(t);
+	free_map(&t->now);
+	free_map(&t->first);
+	free_map(&t->complete);
+	free(t->task_args);
 	free(t);
 }
 
-/*
- * The last lookups of this thread (the formats run on several), by tid:
- * events come in time order, so a task's next event mostly falls in the
- * same naming's time range, [from, to).
- */
-#define CACHE_SIZE	64
-
-struct cached {
-	const struct tasks *t;
-	uint32_t tid;
-	uint64_t from, to;
-	const struct naming *n;
-};
-
-static _Thread_local struct cached cache[CACHE_SIZE];
-
-/* The naming of @tid in force at @tsc, else its first one, else NULL. */
-static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t tsc)
+void tasks_follow(struct tasks *t, const struct ktfile_event *ev)
 {
-	struct cached *c = &cache[tid % CACHE_SIZE];
-	const struct run *run;
-	const struct naming *v;
-	size_t lo = 0, hi;
+	char comm[KTRACE_COMM_LEN];
+	uint32_t tid;
 
-	if (c->t == t && c->tid == tid && tsc >= c->from && tsc < c->to)
-		return c->n;
-	c->t = NULL;
-	run = t ? amap_get(&t->by_tid, tid) : NULL;
-	if (!run)
+	if (!t || !is_naming(ev))
+		return;
+	tid = ev->args[0];
+	tasks_event_comm(ev, comm);
+	retire(t, amap_get(&t->now, tid));
+	amap_put(&t->now, tid, naming_new(ev->tsc, tid, ev->args[1], comm));
+	/* the merge reached what was looked ahead for */
+	retire(t, amap_get(&t->first, tid));
+	amap_del(&t->first, tid);
+	if (t->complete_from && ev->tsc >= t->complete_from) {
+		retire(t, amap_get(&t->complete, tid));
+		amap_del(&t->complete, tid);
+	}
+}
+
+void tasks_follow_after(struct tasks *t, const struct ktfile_event *ev)
+{
+	if (!t || ev->code != KTRACE_thread_exit || !ev->nr_args)
+		return;
+	retire(t, amap_get(&t->now, ev->args[0]));
+	amap_del(&t->now, ev->args[0]);
+	/* a naming looked ahead for is a later task's of the same tid */
+	retire(t, amap_get(&t->complete, ev->args[0]));
+	amap_del(&t->complete, ev->args[0]);
+}
+
+/* The naming of @tid an event now shows, NULL if unnamed. */
+static const struct naming *find(const struct tasks *t, uint32_t tid)
+{
+	const struct naming *n;
+
+	if (!t)
 		return NULL;
-	v = &t->v[run->first];
-	hi = run->nr;
-	/* the first of its namings after @tsc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].tsc <= tsc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && v[lo - 1].tsc < t->complete_from) {
+	n = amap_get(&t->now, tid);
+	if (!n)
+		return amap_get(&t->first, tid);
+	if (n->tsc < t->complete_from && n->tsc) {
 		/* from before the snapshot was complete: a later naming wins */
-		size_t k = lo;
+		const struct naming *later = amap_get(&t->complete, tid);
 
-		while (k < run->nr && v[k].tsc < t->complete_from)
-			k++;
-		if (k < run->nr)
-			return &v[k];
+		if (later)
+			return later;
 	}
-	*c = (struct cached){
-		.t = t, .tid = tid, .n = &v[lo ? lo - 1 : 0],
-		.from = lo ? v[lo - 1].tsc : 0,
-		.to = lo < run->nr ? v[lo].tsc : UINT64_MAX,
-	};
-	return c->n;
+	return n;
+}
+
+void tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
+		   struct task_names *names)
+{
+	const struct ktev_desc *d;
+
+	memset(names, 0, sizeof(*names));
+	if (!t)
+		return;
+	names->n[0] = find(t, ev->tid);
+	d = ktev_lookup(ev->code);
+	if (!d)
+		return;
+	for (unsigned int k = 0; k < TASKS_PER_EVENT - 1; k++) {
+		unsigned int a = t->task_args[d - ktev_events][k];
+
+		if (a < ev->nr_args)
+			names->n[k + 1] = find(t, ev->args[a]);
+	}
 }
 
 const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len)
 {
-	const struct naming *n = find(t, tid, tsc);
+	const struct naming *n = find(t, tid);
 
+	(void)tsc;
 	if (!n)
 		return NULL;
 	*len = n->len;
@@ -216,15 +316,14 @@ const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t
 
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)
 {
-	const struct naming *n = find(t, tid, tsc);
+	const struct naming *n = find(t, tid);
 
+	(void)tsc;
 	return n ? n->pid : 0;
 }
 
-char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
-		unsigned int width)
+static char *put(char *p, const struct naming *n, uint32_t tid, unsigned int width)
 {
-	const struct naming *n = find(t, tid, tsc);
 	const char *comm = n ? n->comm : tid ? "<...>" : "<idle>";
 	size_t len = n ? n->len : strlen(comm);
 	char *start;
@@ -244,7 +343,30 @@ char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
 	return p;
 }
 
+char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
+		unsigned int width)
+{
+	(void)tsc;
+	return put(p, find(t, tid), tid, width);
+}
+
+char *tasks_put_named(const struct task_names *names, char *p, uint32_t tid,
+		      unsigned int width)
+{
+	const struct naming *n = NULL;
+
+	for (unsigned int k = 0; k < TASKS_PER_EVENT && !n; k++)
+		if (names->n[k] && names->n[k]->tid == tid)
+			n = names->n[k];
+	return put(p, n, tid, width);
+}
+
 char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid)
 {
 	return tasks_put(ctx->tasks, p, tid, ctx->tsc, 0);
+}
+
+char *tasks_put_names_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid)
+{
+	return tasks_put_named(ctx->tasks, p, tid, 0);
 }

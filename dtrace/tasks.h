@@ -3,13 +3,26 @@
  * tasks: the names of the traced tasks, from the trace itself: the
  * kernel's thread:name events (fork, exec, renames, and the state dump
  * ktrace asks for when it starts) and the headers of user streams.  A
- * task's name is the one it had at the time of the event being printed,
- * so a renamed task shows its old name before the rename and its new one
- * after; events before a task's first name (it was running when tracing
- * started, before the state dump) get that first name.
+ * task's name at an event is the last naming before it in merge order, so
+ * a renamed task shows its old name before the rename and its new one
+ * after, and a task that exited is unnamed until a naming of its reused
+ * thread id.  The table follows the merge (tasks_follow()): one naming per
+ * live thread, whatever the trace's length.
  *
- * The table is read whole before the merge starts and never changes
- * after, so the formats' worker threads may use it at once.
+ * Two cases look ahead, in regular files only (a pipe is read once, by
+ * the merge): events before a task's first naming (it ran when tracing
+ * started, before the state dump) get that first name, if it is among the
+ * first TASKS_AHEAD records of a file; and in a flight snapshot (a CPU's
+ * records begin with a lost marker: renames before the latest such start
+ * may be lost on one CPU and kept on another) a naming from before every
+ * CPU's records begin yields to the first one after (the snapshot's state
+ * dump names every task at its end): such a file is read ahead whole, its
+ * size is the kernel buffer's.
+ *
+ * The formats' worker threads never look names up: the merge thread puts
+ * the namings an event needs in the event (struct task_names), and a
+ * naming the table drops is freed once no batch that may hold it is left
+ * (tasks_progress()).
  */
 #ifndef DTRACE_TASKS_H
 #define DTRACE_TASKS_H
@@ -20,37 +33,78 @@
 #include "ktevents.h"
 #include "merge.h"
 
-struct tasks;
+#define TASKS_AHEAD	(1u << 16)
 
-/* Read the names in every file of @m (opened again: @m is not moved). */
-struct tasks *tasks_load(struct kt_merge *m);
+struct tasks;
+struct naming;
+struct ktfile_event;
+
+/* The tasks an event shows: its own, then its %T arguments (at most 2). */
+#define TASKS_PER_EVENT	3
+struct task_names {
+	const struct naming *n[TASKS_PER_EVENT];	/* NULL: none, or unnamed */
+};
+
+/* The names the user streams' headers give, and what tasks.h looks ahead for. */
+struct tasks *tasks_open(struct kt_merge *m);
 void tasks_free(struct tasks *t);
 
 /*
+ * Every event of the merge, in its order, filtered out or not: a naming
+ * takes effect at its own event (before @ev is shown), an exit after it
+ * (call tasks_follow_after() once @ev is handed on).
+ */
+void tasks_follow(struct tasks *t, const struct ktfile_event *ev);
+void tasks_follow_after(struct tasks *t, const struct ktfile_event *ev);
+
+/*
+ * Where the formats' batches are: a naming dropped now may be in batch
+ * @filling or any before it; batches before @written are written.  Without
+ * a pipeline (0, 1), a dropped naming is freed at once.
+ */
+void tasks_progress(struct tasks *t, uint64_t filling, uint64_t written);
+
+/* Whether @ev changes the table (tasks_progress() is wanted before it). */
+static inline bool tasks_changes(const struct ktfile_event *ev)
+{
+	return ev->code == KTRACE_thread_name || ev->code == KTRACE_thread_exit;
+}
+
+/* The namings @ev shows, as the table is now: for another thread to print. */
+void tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
+		   struct task_names *names);
+
+/*
  * The name (comm, escaped for text: at most KT_ESC_MAX(KTRACE_COMM_LEN)
- * bytes, @len of them, no NUL) of task @tid at @tsc, NULL if the trace
- * never names it.
+ * bytes, @len of them, no NUL) of task @tid now, in merge order (at @tsc,
+ * the event being handled), NULL if unnamed.
  */
 const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len);
 
-/* Process id of task @tid at @tsc, 0 if unknown. */
+/* Process id of task @tid now (at @tsc), 0 if unknown. */
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc);
 
 /*
- * "comm-tid" of task @tid at @tsc (ftrace's convention): "wget-61",
- * "<idle>-0", "<...>-57" when the trace never names it; the comm is
- * escaped (it comes from the traced machine).  At most KTEV_TASK_MAX
- * bytes, no NUL.  @width > 0 right-aligns the comm in @width columns and
- * left-aligns the tid in 7 (a column).
+ * "comm-tid" of task @tid now (at @tsc) (ftrace's convention): "wget-61",
+ * "<idle>-0", "<...>-57" when unnamed; the comm is escaped (it comes from
+ * the traced machine).  At most KTEV_TASK_MAX bytes, no NUL.  @width > 0
+ * right-aligns the comm in @width columns and left-aligns the tid in 7
+ * (a column).
  */
 char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
 		unsigned int width);
 
+/* The same of task @tid among an event's @names (tasks_resolve()). */
+char *tasks_put_named(const struct task_names *names, char *p, uint32_t tid,
+		      unsigned int width);
+
 /* The name in a thread:name event (at least 6 arguments): not terminated. */
-struct ktfile_event;
 void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN]);
 
-/* The ktev_ctx put_task of an event at @tsc: ctx->tasks is a struct tasks. */
+/* ktev_ctx put_task: ctx->tasks is a struct tasks (now, in merge order). */
 char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid);
+
+/* ktev_ctx put_task: ctx->tasks is an event's struct task_names. */
+char *tasks_put_names_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid);
 
 #endif /* DTRACE_TASKS_H */

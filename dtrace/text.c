@@ -62,6 +62,38 @@ static char *put_realtime(char *p, const struct ktfile_reader *f, uint64_t tsc)
 	return p + 9;
 }
 
+/* How @e decodes: its tasks named as they were then, on any thread. */
+static struct ktev_ctx event_ctx(const struct dtrace *dt, const struct dtrace_event *e)
+{
+	struct ktev_ctx ctx = dt->decode;
+
+	ctx.tsc = e->ev->tsc;
+	ctx.put_task = tasks_put_names_ctx;
+	ctx.tasks = &e->names;
+	return ctx;
+}
+
+char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e)
+{
+	struct ktev_ctx ctx = event_ctx(dt, e);
+
+	return sym_put_text(p, dt->files[e->file].proc, e->ev, &ctx);
+}
+
+char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_event *e,
+		       unsigned int width)
+{
+	const struct ktfile_event *ev = e->ev;
+	struct sym_proc *proc = dt->files[e->file].proc;
+	struct ktev_ctx ctx = event_ctx(dt, e);
+
+	if (proc)		/* user events the program named, calls */
+		return sym_put_event(p, proc, ev, width, &ctx);
+	p = ktev_put_name(p, ev->code, width);
+	*p++ = ' ';
+	return ktev_put_text(p, ev->code, ev->args, ev->nr_args, &ctx);
+}
+
 static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
 {
 	const struct ktfile_event *ev = e->ev;
@@ -81,23 +113,14 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	if (dt->decode.raw) {
 		p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
 	} else if (ev->code & KTRACE_GROUP_MASK) {
-		p = tasks_put(dt->tasks, p, ev->tid, ev->tsc, COMM_WIDTH);
+		p = tasks_put_named(&e->names, p, ev->tid, COMM_WIDTH);
 	} else {		/* a meta record is no task's: "-", as a user stream's CPU */
 		memset(p, ' ', COMM_WIDTH + 1 + TID_WIDTH);
 		p[COMM_WIDTH] = '-';
 		p += COMM_WIDTH + 1 + TID_WIDTH;
 	}
 	*p++ = ' ';
-	if (df->proc) {		/* user events the program named */
-		p = sym_put_event(p, df->proc, ev, NAME_WIDTH, &dt->decode);
-	} else {
-		struct ktev_ctx ctx = dt->decode;
-
-		ctx.tsc = ev->tsc;	/* the task names of that time */
-		p = ktev_put_name(p, ev->code, NAME_WIDTH);
-		*p++ = ' ';
-		p = ktev_put_text(p, ev->code, ev->args, ev->nr_args, &ctx);
-	}
+	p = dtrace_put_event(dt, p, e, NAME_WIDTH);
 	*p++ = '\n';
 	out_commit(o, p);
 }
