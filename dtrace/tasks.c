@@ -121,7 +121,8 @@ struct tasks *tasks_load(struct kt_merge *m)
 		else
 			load_file(t, f->path);
 	}
-	qsort(t->v, t->nr, sizeof(*t->v), cmp);
+	if (t->nr)		/* qsort() of NULL is undefined, even of none */
+		qsort(t->v, t->nr, sizeof(*t->v), cmp);
 	t->runs = xcalloc(t->nr + 1, sizeof(*t->runs));
 	for (size_t i = 0, r = 0; i < t->nr; i++) {
 		if (i && t->v[i].tid == t->v[i - 1].tid) {
