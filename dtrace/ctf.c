@@ -421,6 +421,7 @@ static void ctf_end(struct dtrace *dt, struct outbuf *o)
 		free(s->buf);
 	}
 	free(ctf.streams);
+	memset(&ctf, 0, sizeof(ctf));	/* a format may run again (tests/fuzz) */
 }
 
 const struct dtrace_format dtrace_ctf = {
