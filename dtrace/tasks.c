@@ -39,6 +39,7 @@ struct tasks {
 	 */
 	uint64_t complete_from;
 	struct amap by_tid;	/* tid -> its struct run */
+	uint64_t serial;	/* which table: see struct cached */
 	struct run {
 		size_t first, nr;	/* its namings: v[first ... first + nr - 1] */
 	} *runs;
@@ -111,8 +112,10 @@ static void load_file(struct tasks *t, const char *path)
 
 struct tasks *tasks_load(struct kt_merge *m)
 {
+	static uint64_t tables;		/* loaded so far: the serials */
 	struct tasks *t = xcalloc(1, sizeof(*t));
 
+	t->serial = __atomic_add_fetch(&tables, 1, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
 		const struct ktfile_reader *f = kt_merge_file(m, i);
 
@@ -154,7 +157,13 @@ void tasks_free(struct tasks *t)
 #define CACHE_SIZE	64
 
 struct cached {
+	/*
+	 * The table by its address and serial: a table loaded after another
+	 * was freed may be where that one was, and its cached namings are
+	 * freed memory then.
+	 */
 	const struct tasks *t;
+	uint64_t serial;
 	uint32_t tid;
 	uint64_t from, to;
 	const struct naming *n;
@@ -170,7 +179,8 @@ static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t t
 	const struct naming *v;
 	size_t lo = 0, hi;
 
-	if (c->t == t && c->tid == tid && tsc >= c->from && tsc < c->to)
+	if (c->t == t && t && c->serial == t->serial && c->tid == tid && tsc >= c->from &&
+	    tsc < c->to)
 		return c->n;
 	c->t = NULL;
 	run = t ? amap_get(&t->by_tid, tid) : NULL;
@@ -197,7 +207,7 @@ static const struct naming *find(const struct tasks *t, uint32_t tid, uint64_t t
 			return &v[k];
 	}
 	*c = (struct cached){
-		.t = t, .tid = tid, .n = &v[lo ? lo - 1 : 0],
+		.t = t, .serial = t->serial, .tid = tid, .n = &v[lo ? lo - 1 : 0],
 		.from = lo ? v[lo - 1].tsc : 0,
 		.to = lo < run->nr ? v[lo].tsc : UINT64_MAX,
 	};
