@@ -162,10 +162,11 @@ for t in $targets; do
 	# -close_fd_mask=2: the tools' messages would drown the fuzzer's output
 	# (libFuzzer keeps its own copy of stderr for reports).
 	# -error_exitcode=1: libFuzzer's default, 77, is this script's "cannot
-	# fuzz here", which 54-file-fuzz reports as a skip
+	# fuzz here", which 54-file-fuzz reports as a skip.  The log keeps a
+	# crash's whole report, not the progress lines (#N NEW ...)
 	rm -rf "$OUT/$t/tmp" && mkdir -p "$OUT/$t/tmp"
 	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len="$max_len" -close_fd_mask=2 -error_exitcode=1 \
-		-print_final_stats=1 corpus seeds 2>&1 | tail -n 25 >"$OUT/$t/last-run.log"
+		-print_final_stats=1 corpus seeds 2>&1 | grep -v '^#[0-9]' | tail -n 200 >"$OUT/$t/last-run.log"
 	 exit "${PIPESTATUS[0]}")
 	trc=$?
 	rm -rf "$OUT/$t/tmp"
