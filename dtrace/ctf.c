@@ -441,6 +441,7 @@ static void ctf_end(struct dtrace *dt, struct outbuf *o)
 	}
 	free(ctf.streams);
 	close(ctf.dir_fd);
+	memset(&ctf, 0, sizeof(ctf));	/* a format may run again (tests/fuzz) */
 }
 
 const struct dtrace_format dtrace_ctf = {

@@ -26,7 +26,9 @@
  * The output bound is some 4 times the real size, but only the pages a
  * worker writes take memory.
  */
+#ifndef BATCH_BYTES		/* the fuzz target's are small: many batches */
 #define BATCH_BYTES	(512 * 1024)		/* packed events */
+#endif
 #define BATCH_PREFETCH	2048			/* bytes ahead, see prefetch.h */
 #define WORKER_OUT	(2 * DTRACE_OUT_SIZE)	/* a worker's output buffer */
 #define BATCH_OUTPUT	(WORKER_OUT - DTRACE_LINE_MAX)

@@ -226,6 +226,7 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 		out_printf(o, "\n");
 	}
 	free(sum.files);
+	memset(&sum, 0, sizeof(sum));	/* a format may run again (tests/fuzz) */
 }
 
 const struct dtrace_format dtrace_summary = {

@@ -10,12 +10,22 @@
 #            and Perfetto export on it (seeds: none, it starts from nothing)
 #   ring     ktrace-run's ring ingestion (user/ring_drain.c): header check,
 #            draining a hostile ring, the lost marker at the end
+#   kformats the formats on kernel streams: text with kallsyms, irq and task
+#            names, summary, CTF, Perfetto (tests/fuzz/kstream.h: seeds
+#            are written by the target itself, one per option)
+#   pipeline dtrace's parallel text (-j N, pipeline.c) against -j 1 on the
+#            same kernel streams: any difference is a crash (kstream.h)
+#   symbols  the ELF/DWARF symbolizer (symbols.c, libdwfl) on ELF files
+#            (seeds: /bin/true, a -g object and program compiled here)
+#   uevent   the kernel's user-event write() (kernel/ktrace/dev.c) on the
+#            kshim, against a model of its rule (seeds: its own)
+# tests/fuzz/regress/TARGET/ holds inputs that crashed TARGET once: seeds too.
 # Exit 0: no crash; 77: clang or libFuzzer missing; otherwise the crash is
 # in build/fuzz/TARGET/ (crash-* files).
 set -u
 secs=${1:-60}
 shift
-targets=${*:-ktfile maps escape calls ring}
+targets=${*:-ktfile maps escape calls ring kformats pipeline symbols uevent}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$ROOT/build/fuzz
 cd "$ROOT" || exit 1
@@ -25,12 +35,17 @@ FLAGS=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
        -Iinclude/uapi -Ilib -Idtrace -DKTRACE_VERSION='"fuzz"')
 LIB=(lib/ktfile_read.c lib/ktevents.c lib/merge.c lib/util.c lib/escape.c lib/files.c lib/ksyms.c
      lib/pager.c)
-# build TARGET SOURCES... [LIBS...]
+DTRACE=()	# dtrace's sources but its main()
+for f in dtrace/*.c; do
+	[ "$f" = dtrace/main.c ] || DTRACE+=("$f")
+done
+# build TARGET SOURCES... [LIBS...]; FIRST_INC: include directories that go first
+FIRST_INC=()
 build() {
 	local t=$1
 	shift
 	mkdir -p "$OUT/$t/corpus" "$OUT/$t/seeds"
-	if ! clang "${FLAGS[@]}" -o "$OUT/$t/fuzz_$t" "$@" 2>"$OUT/$t/build.log"; then
+	if ! clang "${FIRST_INC[@]}" "${FLAGS[@]}" -o "$OUT/$t/fuzz_$t" "$@" 2>"$OUT/$t/build.log"; then
 		if grep -q 'libclang_rt.fuzzer\|fuzzer.*not found' "$OUT/$t/build.log"; then
 			echo "fuzz: clang has no libFuzzer here"
 			exit 77
@@ -82,6 +97,49 @@ seeds_ring() {
 	{ printf '\003\007\000\000'; tail -c +5 "$OUT/ring/seeds/whole"; } >"$OUT/ring/seeds/unmapped"
 }
 
+# a target that writes its own seeds (LLVMFuzzerInitialize, kstream.h)
+seeds_self() {
+	KSTREAM_SEEDS=$OUT/$1/seeds "$OUT/$1/fuzz_$1"
+}
+
+seeds_kformats() {
+	seeds_self kformats
+}
+
+seeds_pipeline() {
+	seeds_self pipeline
+}
+
+seeds_symbols() {
+	local src=$OUT/symbols/seed.c
+	cp /bin/true "$OUT/symbols/seeds/true"
+	cat >"$src" <<-'EOF'
+	static inline __attribute__((always_inline)) int twice(int x) { return 2 * x; }
+	static int __attribute__((noinline)) fib(int n) { return n < 2 ? n : fib(n - 1) + twice(fib(n - 2)); }
+	int main(int argc, char **argv) { (void)argv; return fib(argc + 20) & 1; }
+	EOF
+	cc -g -O2 -c -o "$OUT/symbols/seeds/object.o" "$src" &&
+		cc -g -O2 -o "$OUT/symbols/seeds/program" "$src" &&
+		strip -o "$OUT/symbols/seeds/stripped" "$OUT/symbols/seeds/program"
+}
+
+seeds_uevent() {
+	seeds_self uevent
+}
+
+# kernel code on the kshim: its headers, and dev.c's (kshim-dev.h)
+kshim_dir() {
+	local dir=$OUT/kshim h
+	# shellcheck source=tests/host/kshim.sh
+	. tests/host/kshim.sh
+	make_kshim "$dir"
+	for h in linux/capability.h linux/cpumask.h linux/fs.h linux/miscdevice.h \
+		 linux/poll.h linux/security.h; do
+		echo "#include \"$ROOT/tests/fuzz/kshim-dev.h\"" >"$dir/$h"
+	done
+	FIRST_INC=(-I"$dir")
+}
+
 seeds_escape() {
 	printf 'a"b\\c\377\001\033[2J' >"$OUT/escape/seeds/s1"
 	printf '\xc2\x80\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80\xc0\xaf' >"$OUT/escape/seeds/s2"
@@ -93,20 +151,38 @@ for t in $targets; do
 	ktfile) build ktfile tests/fuzz/fuzz_ktfile.c "${LIB[@]}" ;;
 	maps)	build maps tests/fuzz/fuzz_maps.c dtrace/symbols.c "${LIB[@]}" -ldw -lelf ;;
 	escape)	build escape tests/fuzz/fuzz_escape.c lib/escape.c lib/util.c ;;
-	# shellcheck disable=SC2046
-	calls)	build calls tests/fuzz/fuzz_calls.c $(ls dtrace/*.c | grep -v '/main\.c$') \
+	calls)	build calls tests/fuzz/fuzz_calls.c "${DTRACE[@]}" \
 			lib/ktfile_write.c "${LIB[@]}" -ldw -lelf -pthread ;;
 	ring)	build ring -Iuser tests/fuzz/fuzz_ring.c user/ring_drain.c lib/ktfile_write.c \
 			"${LIB[@]}" ;;
+	kformats) build kformats tests/fuzz/fuzz_kformats.c "${DTRACE[@]}" \
+			lib/ktfile_write.c "${LIB[@]}" -ldw -lelf -pthread ;;
+	pipeline) build pipeline tests/fuzz/fuzz_pipeline.c -DBATCH_BYTES=4096 \
+			"${DTRACE[@]}" lib/ktfile_write.c "${LIB[@]}" \
+			-ldw -lelf -pthread ;;
+	symbols) build symbols tests/fuzz/fuzz_symbols.c dtrace/symbols.c "${LIB[@]}" -ldw -lelf ;;
+	uevent)	kshim_dir
+		build uevent tests/fuzz/fuzz_uevent.c -w
+		FIRST_INC=() ;;
 	*)	echo "fuzz: no target $t"; exit 2 ;;
 	esac
+	# the longest input: some targets' seeds are longer than 4096 bytes
+	max_len=4096
+	case $t in
+	kformats|pipeline) max_len=8192 ;;
+	symbols) max_len=65536 ;;	# /bin/true is 35 kB
+	esac
 	"seeds_$t" || exit 1
-	# -error_exitcode=1: libFuzzer's own, 77, is this script's "skipped"
+	# inputs that once crashed a target stay among its seeds
+	[ -d "tests/fuzz/regress/$t" ] && cp tests/fuzz/regress/"$t"/* "$OUT/$t/seeds/"
 	# -close_fd_mask=2: the tools' messages would drown the fuzzer's output
-	# (libFuzzer keeps its own copy of stderr for reports)
+	# (libFuzzer keeps its own copy of stderr for reports).
+	# -error_exitcode=1: libFuzzer's default, 77, is this script's "cannot
+	# fuzz here", which 54-file-fuzz reports as a skip.  The log keeps a
+	# crash's whole report, not the progress lines (#N NEW ...)
 	rm -rf "$OUT/$t/tmp" && mkdir -p "$OUT/$t/tmp"
-	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len=4096 -close_fd_mask=2 -error_exitcode=1 \
-		-print_final_stats=1 corpus seeds 2>&1 | tail -n 25 >"$OUT/$t/last-run.log"
+	(cd "$OUT/$t" && TMPDIR=$OUT/$t/tmp "./fuzz_$t" -max_total_time="$secs" -max_len="$max_len" -close_fd_mask=2 -error_exitcode=1 \
+		-print_final_stats=1 corpus seeds 2>&1 | grep -v '^#[0-9]' | tail -n 200 >"$OUT/$t/last-run.log"
 	 exit "${PIPESTATUS[0]}")
 	trc=$?
 	rm -rf "$OUT/$t/tmp"
