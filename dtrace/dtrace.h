@@ -127,6 +127,14 @@ extern const struct dtrace_format dtrace_summary;	/* summary.c */
 extern const struct dtrace_format dtrace_ctf;		/* ctf.c */
 extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c */
 
+#define DTRACE_MAX_TIDS	(1u << 22)	/* PID_MAX_LIMIT: the bits of -p and -t */
+
+/*
+ * run.c: merge, filter and hand every event to @fmt, through the pipeline
+ * of @jobs threads where @fmt is parallel; returns the exit status.
+ */
+int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs);
+
 /*
  * pipeline.c: parallel formats run on @workers threads while the main
  * thread merges.  pipeline_add() copies an event into the current batch;

@@ -2,7 +2,7 @@
 /*
  * dtrace: merge ktrace trace files by time stamp and print the events.
  *
- * This file has the options and the loop that merges (lib/merge.c) and
+ * This file has the options; run.c the loop that merges (lib/merge.c) and
  * filters the events for the output format (struct dtrace_format):
  *
  *   text.c                  one line per event (the default)
@@ -30,7 +30,6 @@
 #include "util.h"
 
 #define MAX_CPUS	65536
-#define MAX_TIDS	(1u << 22)	/* PID_MAX_LIMIT */
 
 enum {
 	OPT_FROM = 256,
@@ -203,10 +202,10 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			dt->cpus = parse_list("cpu", optarg, MAX_CPUS);
 			break;
 		case 'p':
-			dt->pids = parse_list("pid", optarg, MAX_TIDS);
+			dt->pids = parse_list("pid", optarg, DTRACE_MAX_TIDS);
 			break;
 		case 't':
-			dt->tids = parse_list("tid", optarg, MAX_TIDS);
+			dt->tids = parse_list("tid", optarg, DTRACE_MAX_TIDS);
 			break;
 		case OPT_FROM:
 			dt->from_ns = parse_time("--from", optarg);
@@ -377,97 +376,6 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 	}
 }
 
-/*
- * -p: the event's process, a user stream's or, for a kernel event, the one
- * its thread belonged to then (the trace's thread:name events say it).
- */
-static bool pid_selected(const struct dtrace *dt, const struct ktfile_reader *f,
-			 const struct ktfile_event *ev)
-{
-	uint32_t pid = f->hdr.cpu < 0 ? f->hdr.pid : tasks_pid(dt->tasks, ev->tid, ev->tsc);
-
-	return pid && pid < MAX_TIDS && ktev_bit_test(dt->pids, pid);
-}
-
-/*
- * Where the pipeline's batches are now, for the names table (tasks.h): a
- * naming it drops must outlive every batch that may hold it.
- */
-static void tasks_sync(struct dtrace *dt, struct pipeline *pl)
-{
-	uint64_t filling = 0, written = 1;
-
-	if (pl)
-		pipeline_progress(pl, &filling, &written);
-	tasks_progress(dt->tasks, filling, written);
-}
-
-/* Whether @ev passes the filters. */
-static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
-		     const struct ktfile_event *ev, uint64_t ns)
-{
-	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
-
-	if (ns < dt->from_ns || !dt->files[f->index].selected)
-		return false;
-	/* meta records (lost markers) pass -e and -t: they concern every event */
-	return !grp || ((grp & dt->mask) &&
-			(!dt->tids || (ev->tid < MAX_TIDS && ktev_bit_test(dt->tids, ev->tid))) &&
-			(!dt->pids || pid_selected(dt, f, ev)));
-}
-
-/*
- * Merge, filter, hand to the format: on this thread, or packed for the
- * pipeline's workers, with the names of its tasks then.  The names follow
- * every event of the merge, shown or not.  Returns the exit status.
- */
-static int run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs)
-{
-	struct pipeline *pl = NULL;
-	struct ktfile_reader *f;
-	bool first = true;
-
-	/* symbols of user streams are looked up on this thread only */
-	if (fmt->parallel && jobs > 1 && !dt->user_streams)
-		pl = pipeline_start(dt, fmt, jobs);
-	while ((f = kt_merge_next(dt->merge))) {
-		const struct ktfile_event *ev = &f->ev;
-		bool kernel = f->hdr.cpu >= 0;
-		uint64_t ns;
-
-		if (first) {
-			dt->t0 = ev->tsc;
-			first = false;
-		}
-		ns = ktfile_ns(f, ev->tsc - dt->t0);
-		if (ns > dt->to_ns)
-			break;
-		if (kernel && dt->tasks && tasks_changes(ev)) {
-			tasks_sync(dt, pl);
-			tasks_follow(dt->tasks, ev);
-		}
-		if (selected(dt, f, ev, ns)) {
-			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
-
-			tasks_resolve(dt->tasks, ev, &e.names);
-			if (pl)
-				pipeline_add(pl, &e);
-			else
-				fmt->event(dt, &dt->out, &e);
-		}
-		/* after the event: it may have gone into a batch of its own */
-		if (kernel && dt->tasks && ev->code == KTRACE_thread_exit) {
-			tasks_sync(dt, pl);
-			tasks_follow_after(dt->tasks, ev);
-		}
-	}
-	if (pl)
-		pipeline_finish(pl);
-	if (fmt->end)
-		fmt->end(dt, &dt->out);
-	return kt_merge_failed(dt->merge) ? 1 : 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
@@ -537,7 +445,7 @@ int main(int argc, char **argv)
 	if (pager && !output && !fmt->to_dir)
 		kt_pager_start();
 	out_open(&dt.out, fmt->to_dir ? NULL : output, inputs, nr_inputs);
-	ret = run(&dt, fmt, jobs);
+	ret = dtrace_run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	kt_merge_close(dt.merge);
 	tasks_free(dt.tasks);

@@ -90,7 +90,7 @@ static void run_format(const struct dtrace_format *fmt)
 		dt.output = ctf_dir;
 	}
 	out_open_fd(&dt.out, fd, "out", DTRACE_OUT_SIZE);
-	kstream_run(&dt, fmt, NULL);
+	dtrace_run(&dt, fmt, 1);
 	out_flush(&dt.out);
 	free(dt.out.buf);
 	kstream_close(&dt);

@@ -45,7 +45,7 @@ static char *format(unsigned int workers, size_t *len, bool *opened)
 		return NULL;
 	}
 	out_open_fd(&dt.out, fd, "out", DTRACE_OUT_SIZE);
-	kstream_run(&dt, &dtrace_text, workers ? pipeline_start(&dt, &dtrace_text, workers) : NULL);
+	dtrace_run(&dt, &dtrace_text, workers ? workers : 1);
 	out_flush(&dt.out);
 	free(dt.out.buf);
 	kstream_close(&dt);

@@ -198,7 +198,7 @@ static inline bool kstream_open(struct kstream *ks, struct dtrace *dt)
 		df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3d",
 				       kt_merge_file(dt->merge, i)->hdr.cpu);
 	}
-	dt->tasks = tasks_load(dt->merge);
+	dt->tasks = tasks_open(dt->merge);
 	dt->decode.put_task = tasks_put_ctx;
 	dt->decode.tasks = dt->tasks;
 	if (!dt->decode.raw) {
@@ -206,31 +206,6 @@ static inline bool kstream_open(struct kstream *ks, struct dtrace *dt)
 		dt->decode.irqs = ks->has_irqs ? irq_names_load(ks->irqs) : NULL;
 	}
 	return true;
-}
-
-/* What dtrace's run() does for @fmt on this thread, or through @pl. */
-static inline void kstream_run(struct dtrace *dt, const struct dtrace_format *fmt,
-			       struct pipeline *pl)
-{
-	struct ktfile_reader *f;
-	bool first = true;
-
-	while ((f = kt_merge_next(dt->merge))) {
-		struct dtrace_event e = { .file = f->index, .ev = &f->ev };
-
-		if (first)
-			dt->t0 = f->ev.tsc;
-		first = false;
-		e.ns = ktfile_ns(f, f->ev.tsc - dt->t0);
-		if (pl)
-			pipeline_add(pl, e.ns, e.file, e.ev);
-		else
-			fmt->event(dt, &dt->out, &e);
-	}
-	if (pl)
-		pipeline_finish(pl);
-	if (fmt->end)
-		fmt->end(dt, &dt->out);
 }
 
 static inline void kstream_close(struct dtrace *dt)

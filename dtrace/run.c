@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dtrace's loop: merge the files, follow the task names, filter, and hand
+ * each event to the output format, on this thread or through the pipeline.
+ * Apart from main.c so that the fuzzers (tests/fuzz/kstream.h) run the
+ * loop dtrace runs, not a copy of it.
+ */
+#include "dtrace.h"
+#include "tasks.h"
+
+/*
+ * -p: the event's process, a user stream's or, for a kernel event, the one
+ * its thread belonged to then (the trace's thread:name events say it).
+ */
+static bool pid_selected(const struct dtrace *dt, const struct ktfile_reader *f,
+			 const struct ktfile_event *ev)
+{
+	uint32_t pid = f->hdr.cpu < 0 ? f->hdr.pid : tasks_pid(dt->tasks, ev->tid, ev->tsc);
+
+	return pid && pid < DTRACE_MAX_TIDS && ktev_bit_test(dt->pids, pid);
+}
+
+/*
+ * Where the pipeline's batches are now, for the names table (tasks.h): a
+ * naming it drops must outlive every batch that may hold it.
+ */
+static void tasks_sync(struct dtrace *dt, struct pipeline *pl)
+{
+	uint64_t filling = 0, written = 1;
+
+	if (pl)
+		pipeline_progress(pl, &filling, &written);
+	tasks_progress(dt->tasks, filling, written);
+}
+
+/* Whether @ev passes the filters. */
+static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
+		     const struct ktfile_event *ev, uint64_t ns)
+{
+	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
+
+	if (ns < dt->from_ns || !dt->files[f->index].selected)
+		return false;
+	/* meta records (lost markers) pass -e and -t: they concern every event */
+	return !grp || ((grp & dt->mask) &&
+			(!dt->tids || (ev->tid < DTRACE_MAX_TIDS && ktev_bit_test(dt->tids, ev->tid))) &&
+			(!dt->pids || pid_selected(dt, f, ev)));
+}
+
+/*
+ * Merge, filter, hand to the format: on this thread, or packed for the
+ * pipeline's workers, with the names of its tasks then.  The names follow
+ * every event of the merge, shown or not.  Returns the exit status.
+ */
+int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs)
+{
+	struct pipeline *pl = NULL;
+	struct ktfile_reader *f;
+	bool first = true;
+
+	/* symbols of user streams are looked up on this thread only */
+	if (fmt->parallel && jobs > 1 && !dt->user_streams)
+		pl = pipeline_start(dt, fmt, jobs);
+	while ((f = kt_merge_next(dt->merge))) {
+		const struct ktfile_event *ev = &f->ev;
+		bool kernel = f->hdr.cpu >= 0;
+		uint64_t ns;
+
+		if (first) {
+			dt->t0 = ev->tsc;
+			first = false;
+		}
+		ns = ktfile_ns(f, ev->tsc - dt->t0);
+		if (ns > dt->to_ns)
+			break;
+		if (kernel && dt->tasks && tasks_changes(ev)) {
+			tasks_sync(dt, pl);
+			tasks_follow(dt->tasks, ev);
+		}
+		if (selected(dt, f, ev, ns)) {
+			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
+
+			tasks_resolve(dt->tasks, ev, &e.names);
+			if (pl)
+				pipeline_add(pl, &e);
+			else
+				fmt->event(dt, &dt->out, &e);
+		}
+		/* after the event: it may have gone into a batch of its own */
+		if (kernel && dt->tasks && ev->code == KTRACE_thread_exit) {
+			tasks_sync(dt, pl);
+			tasks_follow_after(dt->tasks, ev);
+		}
+	}
+	if (pl)
+		pipeline_finish(pl);
+	if (fmt->end)
+		fmt->end(dt, &dt->out);
+	return kt_merge_failed(dt->merge) ? 1 : 0;
+}
