@@ -204,6 +204,7 @@ struct run {
 	int dir_fd;
 	char rings_dir[PATH_MAX];	/* ring files and the control page */
 	int rings_fd;
+	int spare_fd[2];		/* held for a scan and a ring open past EMFILE */
 	struct ring_src control;	/* the control page, guarded: the program can cut it */
 	int control_fd;
 	bool control_said;
@@ -340,6 +341,31 @@ static int create_output(struct run *run, struct ring *g, const struct ktfile_he
 	return g->d.out.fd;
 }
 
+/*
+ * Out of descriptors (EMFILE): the spare one is let go for this open, so
+ * that a ring is still found and taken (its thread then drained, what has
+ * no file counted), never left unseen with its records uncounted.
+ */
+static bool spare_release(struct run *run)
+{
+	if (errno != EMFILE)
+		return false;
+	for (int i = 0; i < 2; i++)
+		if (run->spare_fd[i] >= 0) {
+			close(run->spare_fd[i]);
+			run->spare_fd[i] = -1;
+			return true;
+		}
+	return false;
+}
+
+static void spare_keep(struct run *run)
+{
+	for (int i = 0; i < 2; i++)
+		if (run->spare_fd[i] < 0)
+			run->spare_fd[i] = fcntl(run->rings_fd, F_DUPFD_CLOEXEC, 0);
+}
+
 /* Take ring @g if it is whole now; else it stays PENDING, or is BAD. */
 static void take_ring(struct run *run, struct ring *g)
 {
@@ -352,6 +378,8 @@ static void take_ring(struct run *run, struct ring *g)
 	int fd, ok;
 
 	fd = openat(run->rings_fd, g->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && spare_release(run))
+		fd = openat(run->rings_fd, g->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		g->state = RING_BAD;	/* gone already: nothing to say, forgotten */
 		g->removed = true;
@@ -396,6 +424,7 @@ static void take_ring(struct run *run, struct ring *g)
 		src.fd = fd;
 	} else {
 		close(fd);
+		spare_keep(run);
 	}
 	ring_drain_init(&g->d, src, records, create_output(run, g, &hdr), g->tid, hdr.ref_tsc,
 			run->buf);
@@ -408,9 +437,12 @@ static void take_ring(struct run *run, struct ring *g)
 static void scan_rings(struct run *run)
 {
 	int fd = dup(run->rings_fd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	DIR *d;
 	struct dirent *e;
 
+	if (fd < 0 && spare_release(run))
+		fd = dup(run->rings_fd);
+	d = fd < 0 ? NULL : fdopendir(fd);
 	run->last_scan_ms = now_ms();
 	if (!d) {
 		/* EMFILE: the next round tries again */
@@ -444,6 +476,7 @@ static void scan_rings(struct run *run)
 			ring_forget(run, g);
 	}
 	closedir(d);
+	spare_keep(run);
 }
 
 /* Said once per ring: its file failed, or the ring did. */
@@ -596,6 +629,8 @@ static void make_rings_dir(struct run *run)
 			die("%s: %s", run->rings_dir, strerror(errno));
 	}
 	run->rings_fd = open_checked_dir(run->rings_dir);
+	run->spare_fd[0] = run->spare_fd[1] = -1;
+	spare_keep(run);
 	fd = openat(run->rings_fd, "control", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 	/* its page allocated: a sparse one that tmpfs has no room for is a SIGBUS */
@@ -621,8 +656,12 @@ static void make_rings_dir(struct run *run)
 static void remove_rings_dir(struct run *run)
 {
 	int fd = dup(run->rings_fd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	DIR *d;
 	struct dirent *e;
+
+	if (fd < 0 && spare_release(run))
+		fd = dup(run->rings_fd);
+	d = fd < 0 ? NULL : fdopendir(fd);
 
 	if (d)
 		rewinddir(d);
@@ -635,6 +674,9 @@ static void remove_rings_dir(struct run *run)
 		close(fd);
 	close(run->rings_fd);
 	close(run->control_fd);
+	for (int i = 0; i < 2; i++)
+		if (run->spare_fd[i] >= 0)
+			close(run->spare_fd[i]);
 	if (rmdir(run->rings_dir) < 0)
 		pr_warn("%s: %s", run->rings_dir, strerror(errno));
 }
