@@ -316,9 +316,14 @@ int ring_finish(struct ring_drain *d)
 	uint64_t unmarked, end = d->done + d->records;
 	int ret = 0;
 
+	/*
+	 * The drops the thread could not mark, also from a ring given up on
+	 * (what it dropped before it saw @abandoned): a guarded load, and a
+	 * program can only overstate its own losses.
+	 */
+	if (ring_access(&d->src, G_LOAD64, RING_OFF(lost), &unmarked, 8))
+		d->lost = add_sat(d->lost, unmarked);
 	if (!d->why) {
-		if (ring_access(&d->src, G_LOAD64, RING_OFF(lost), &unmarked, 8))
-			d->lost = add_sat(d->lost, unmarked);
 		/* a thread still waiting for room (its ring is gone) must not hang */
 		ring_access(&d->src, G_STORE64, RING_OFF(done), &end, 8);
 		wake_owner(d);
