@@ -15,16 +15,6 @@
 NAME=flight
 EVENTS=${EVENTS:-/tests/user-events}
 . "$(dirname "$0")/tap-common.sh"
-# wait_for FILE ERE: up to 20 s for a line of FILE to match
-wait_for() {
-	i=0
-	while ! grep -qE -- "$2" "$1" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	grep -qE -- "$2" "$1"
-}
-# marks FILE: the user:mark numbers dtrace prints for FILE, one a line
-marks() { sed -n 's/.*user mark \([0-9][0-9]*\) .*/\1/p' "$1"; }
 # records FILE: records in a trace file (512-byte header)
 records() { echo $(( ($(stat -c %s "$1") - 512) / 24 )); }
 

@@ -13,13 +13,6 @@
 #     tracing off.
 NAME=flight-perfmon
 . "$(dirname "$0")/tap-common.sh"
-wait_for() {
-	i=0
-	while ! grep -qE -- "$2" "$1" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	grep -qE -- "$2" "$1"
-}
 
 "$KTRACE" -e 0; "$KTRACE" -b 1024
 "$KTRACE" --flight -e user,sched -o "$T/f" 2>"$T/err" &

@@ -17,15 +17,6 @@
 NAME=sessions
 EVENTS=${EVENTS:-/tests/user-events}
 . "$(dirname "$0")/tap-common.sh"
-# wait_for FILE ERE: up to 20 s for a line of FILE to match
-wait_for() {
-	i=0
-	while ! grep -qE -- "$2" "$1" 2>/dev/null && [ $i -lt 200 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	grep -qE -- "$2" "$1"
-}
-marks() { sed -n 's/.*user mark \([0-9][0-9]*\) .*/\1/p' "$1"; }
 # cpu_col N: column N (5 written, 6 lost) of this CPU's line in ktrace -s
 cpu_col() { "$KTRACE" -s | awk -v c="$cpu" -v k="$1" '$1 == c { print $k; exit }'; }
 

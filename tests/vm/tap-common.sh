@@ -16,6 +16,16 @@ nok() {
 }
 # check DESC CONDITION: CONDITION is shell code, evaluated; false on failure
 check() { if eval "$2"; then ok "$1"; else nok "$1"; return 1; fi; }
+# wait_for FILE ERE: up to 20 s for a line of FILE to match
+wait_for() {
+	i=0
+	while ! grep -qE -- "$2" "$1" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	grep -qE -- "$2" "$1"
+}
+# marks FILE: the user:mark numbers dtrace prints for FILE, one a line
+marks() { sed -n 's/.*user mark \([0-9][0-9]*\) .*/\1/p' "$1"; }
 
 if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
 	echo "1..0 # SKIP no /dev/ktrace"
