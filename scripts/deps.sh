@@ -17,6 +17,8 @@ pkgs=(
 	clang libclang-rt-dev
 	# Debian source packages for the call views' ground truth (dpkg-source)
 	dpkg-dev
+	# the system calls dtrace makes on files a trace names (host 72, 74)
+	strace
 )
 
 declare -A installed=()
