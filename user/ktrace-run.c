@@ -366,6 +366,29 @@ static void spare_keep(struct run *run)
 			run->spare_fd[i] = fcntl(run->rings_fd, F_DUPFD_CLOEXEC, 0);
 }
 
+/*
+ * A stream of directory @dir_fd's entries from its start, on a descriptor
+ * of its own (a spare one let go where there is none); NULL: errno says.
+ */
+static DIR *read_dir(struct run *run, int dir_fd)
+{
+	int fd = dup(dir_fd);
+	DIR *d;
+
+	if (fd < 0 && spare_release(run))
+		fd = dup(dir_fd);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d && fd >= 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	if (d)
+		rewinddir(d);
+	return d;
+}
+
 /* Take ring @g if it is whole now; else it stays PENDING, or is BAD. */
 static void take_ring(struct run *run, struct ring *g)
 {
@@ -436,22 +459,15 @@ static void take_ring(struct run *run, struct ring *g)
 /* New rings in the ring directory; those not yet whole tried again. */
 static void scan_rings(struct run *run)
 {
-	int fd = dup(run->rings_fd);
-	DIR *d;
+	DIR *d = read_dir(run, run->rings_fd);
 	struct dirent *e;
 
-	if (fd < 0 && spare_release(run))
-		fd = dup(run->rings_fd);
-	d = fd < 0 ? NULL : fdopendir(fd);
 	run->last_scan_ms = now_ms();
 	if (!d) {
 		/* EMFILE: the next round tries again */
 		pr_warn("%s: %s", run->rings_dir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	rewinddir(d);
 	run->pending = 0;
 	while ((e = readdir(d))) {
 		unsigned int pid, tid, n;
@@ -655,23 +671,14 @@ static void make_rings_dir(struct run *run)
 /* Everything in it is ours: what the program left there too. */
 static void remove_rings_dir(struct run *run)
 {
-	int fd = dup(run->rings_fd);
-	DIR *d;
+	DIR *d = read_dir(run, run->rings_fd);
 	struct dirent *e;
 
-	if (fd < 0 && spare_release(run))
-		fd = dup(run->rings_fd);
-	d = fd < 0 ? NULL : fdopendir(fd);
-
-	if (d)
-		rewinddir(d);
 	while (d && (e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			unlinkat(run->rings_fd, e->d_name, 0);
 	if (d)
 		closedir(d);
-	else if (fd >= 0)
-		close(fd);
 	close(run->rings_fd);
 	close(run->control_fd);
 	for (int i = 0; i < 2; i++)
@@ -701,18 +708,14 @@ static int exit_like(int status)
 }
 
 /* A map file in the output directory: libktrace was loaded and started recording. */
-static bool dir_has_maps(const struct run *run)
+static bool dir_has_maps(struct run *run)
 {
-	int fd = dup(run->dir_fd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	DIR *d = read_dir(run, run->dir_fd);
 	struct dirent *e;
 	bool found = false;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return false;
-	}
 	while (!found && (e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 
@@ -727,7 +730,7 @@ static bool dir_has_maps(const struct run *run)
  * file.  Not where the command could not be run (126, 127: said already),
  * nor where libktrace started and found no room for a ring (it said why).
  */
-static void say_if_nothing(const struct run *run, const char *command)
+static void say_if_nothing(struct run *run, const char *command)
 {
 	if (run->files || (WIFEXITED(run->child_status) &&
 			   (WEXITSTATUS(run->child_status) == 126 ||
