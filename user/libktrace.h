@@ -128,8 +128,10 @@ struct kt_control {
 	uint32_t kick __attribute__((aligned(64)));	/* futex: rings to drain */
 	int sleeping;			/* the drainer waits on kick */
 	uint32_t rings_made;		/* bumped with each new ring: look for it */
-	uint64_t heartbeat;		/* bumped by every round of the drainer (a thread
-					 * goes by its ring's @done: see "Waits") */
+	uint64_t heartbeat;		/* bumped by every round of the drainer, for
+					 * libraries of this KT_RING_VERSION that
+					 * still wait by it; this one goes by its
+					 * ring's @done (see "Waits") */
 };
 
 static inline struct ktrace_record *kt_ring_records(struct kt_ring *r)
