@@ -184,10 +184,11 @@ struct ktrace_info {
  * told of yet; then it sets @mask.  So a session's records start at an
  * event, after nothing of an earlier one.  It fails with -EBUSY while
  * another file owns a session or a reader is attached.  The owner's later
- * calls with the flag only set the mask.  When the owner is released (closed for the last time, or its
- * process killed) the session ends: tracing goes back to the mask it had
- * before the session started, in the normal mode.  A call without the
- * flag, from any file, also ends the session: the mask it sets stays.
+ * calls with the flag only set the mask.  When the owner is released
+ * (closed for the last time, or its process killed) the session ends:
+ * tracing goes back to the mask it had before the session started, in the
+ * normal mode.  A call without the flag, from any file, also ends the
+ * session: the mask it sets stays.
  */
 struct ktrace_mask {
 	__u32 mask;
