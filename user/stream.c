@@ -182,6 +182,12 @@ static KT_NOTRACE void warn(const char *what, const char *path, int err)
 	kt_say(buf, len > (int)sizeof(buf) ? (int)sizeof(buf) : len);
 }
 
+/* True for the one caller, of all threads, that says a once-only warning. */
+static KT_NOTRACE bool first_to_tell(bool *told)
+{
+	return !__atomic_exchange_n(told, true, __ATOMIC_RELAXED);
+}
+
 /* ---- the file side ------------------------------------------------------- */
 
 /*
@@ -245,8 +251,7 @@ static KT_NOTRACE bool file_is_ours(struct kt_stream *s)
 		return false;
 	}
 	s->file.fd = fd_out_of_the_way(fd);
-	if (!kt.told_fd) {
-		kt.told_fd = true;
+	if (first_to_tell(&kt.told_fd)) {
 		warn("the program closed or replaced a trace file descriptor; "
 		     "the file was opened again", s->path, 0);
 	}
@@ -329,9 +334,8 @@ static KT_NOTRACE void tell_fsize(struct kt_stream *s)
 	struct rlimit lim;
 	char what[160];
 
-	if (kt.told_fsize)
+	if (!first_to_tell(&kt.told_fsize))
 		return;
-	kt.told_fsize = true;
 	getrlimit(RLIMIT_FSIZE, &lim);
 	snprintf(what, sizeof(what), "RLIMIT_FSIZE (%llu bytes) reached; a thread whose file "
 		 "reaches it stops recording, its records counted", (unsigned long long)lim.rlim_cur);
@@ -531,8 +535,7 @@ static KT_NOTRACE bool wait_for_room(struct kt_stream *s)
 	if (abandoned(s))
 		return false;
 	if (stalled(r, &s->wait_since_ns, &s->wait_seq)) {
-		if (!kt.told_stall) {
-			kt.told_stall = true;
+		if (first_to_tell(&kt.told_stall)) {
 			warn(kt.mode == KT_DRAINED ?
 			     "ktrace-run has not drained a full ring for 2 s; its thread drops "
 			     "records (counted) until it does" :
@@ -979,15 +982,16 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	s = claim_stream(&h);
 	if (!s) {
 		/* no memory, no room in the ring directory: once, not per thread */
-		if (!kt.told_no_ring) {
+		int err = errno;
+
+		if (first_to_tell(&kt.told_no_ring)) {
 			char what[160];
 
-			kt.told_no_ring = true;
 			snprintf(what, sizeof(what), "no room for a thread's ring (%llu bytes); "
 				 "threads without one are not recorded",
 				 (unsigned long long)(KT_RING_HEADER +
 						      kt.records * sizeof(struct ktrace_record)));
-			warn(what, kt.mode == KT_DRAINED ? kt.rings : NULL, errno);
+			warn(what, kt.mode == KT_DRAINED ? kt.rings : NULL, err);
 		}
 		return NULL;
 	}
