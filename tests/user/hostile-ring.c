@@ -18,6 +18,9 @@
  *                            NUL), 10 records
  *   hostile-ring control N   garbage in the control page, then cut to 0
  *                            bytes and put back after 200 ms
+ *   hostile-ring vanish N    a file named as a ring, no magic yet, removed
+ *                            once ktrace-run has looked at it (as libktrace
+ *                            removes a ring it finds no room for)
  *   hostile-ring live T      T threads alive at once, one event each
  *
  * The fake ring is ring.<pid>.<pid + 1000000>.0: its trace file is
@@ -185,6 +188,29 @@ static void fakes(void)
 	}
 }
 
+/* A ring file removed before it became one (libktrace: no room for it) */
+static void vanish(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" KT_RING_PREFIX "%d.%u.0", rings_dir,
+		 (int)getpid(), 3000000);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || ftruncate(fd, KT_RING_HEADER + 1024 * 24) < 0) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+	printf("vanish %s\n", path);
+	fflush(stdout);
+	for (int i = 0; i < 20; i++) {
+		kick();
+		sleep_ms(5);
+	}
+	unlink(path);
+}
+
 static void control(void)
 {
 	char path[PATH_MAX];
@@ -266,6 +292,8 @@ int main(int argc, char **argv)
 	real_events(n, 0);
 	if (!strcmp(mode, "fake")) {
 		fakes();
+	} else if (!strcmp(mode, "vanish")) {
+		vanish();
 	} else if (!strcmp(mode, "control")) {
 		ktrace_user_flush();
 		control();
