@@ -11,6 +11,8 @@
  *                            ktrace-run has written them, cut to 0 bytes
  *   hostile-ring grow N      the same, made twice as large; 10 more records
  *   hostile-ring order N     the same, then @committed goes back
+ *                            (shrink, order: then prints "mapped M", how
+ *                            many mappings of it ktrace-run still has)
  *   hostile-ring fake N      files named as rings that never become one: no
  *                            magic, a bad size, records not a power of two
  *   hostile-ring badhdr N    a whole ring whose trace file header is bad
@@ -151,6 +153,25 @@ static void fake_records(struct kt_ring *r, uint64_t from, uint64_t n)
 		kt_put(&recs[i & (r->records - 1)], tsc + i, KTRACE_CODE(KTRACE_GRP_user, 2),
 		       getpid() + 1000000, i, 0);
 	__atomic_store_n(&r->committed, from + n, __ATOMIC_RELEASE);
+}
+
+/* How many mappings ktrace-run (the parent) has of the fake ring's file */
+static int parent_maps(void)
+{
+	char path[64], name[64], line[PATH_MAX + 128];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());
+	snprintf(name, sizeof(name), "/" KT_RING_PREFIX "%u.%u.0", (unsigned int)getpid(),
+		 (unsigned int)getpid() + 1000000);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, name) != NULL;
+	fclose(f);
+	return n;
 }
 
 /* Files named as rings that never become one */
@@ -316,6 +337,8 @@ int main(int argc, char **argv)
 		}
 		kick();
 		sleep_ms(100);
+		if (!strcmp(mode, "shrink") || !strcmp(mode, "order"))
+			printf("mapped %d\n", parent_maps());
 		if (!strcmp(mode, "grow") &&
 		    !wait_fake_size(KTFILE_HEADER_SIZE + 20 * sizeof(struct ktrace_record)))
 			return 1;
