@@ -627,8 +627,15 @@ static void drain_loop(struct run *run)
 	drain_all(run, 0, true);
 	for (size_t i = 0; i < run->table_size; i++)
 		for (struct ring *g = run->table[i]; g; g = g->hnext)
-			if (g->state == RING_PENDING)
+			if (g->state == RING_PENDING) {
+				struct stat st;
+
+				/* removed by its maker (no room for it): nothing to say */
+				if (fstatat(run->rings_fd, g->name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+				    errno == ENOENT)
+					continue;
 				ring_bad(run, g, "never became a ring (no magic, or too short)");
+			}
 }
 
 /* The ring directory: private, on tmpfs if there is one; the control page in it. */

@@ -3,11 +3,14 @@
 # ktrace-run against a hostile traced program (tests/user/hostile-ring): a
 # fake ring cut to 0 bytes after it was taken, grown, with @committed
 # going back, with a bad trace file header; files named as rings that
-# never become one; the control page garbled and cut.  Each check's ground
-# truth: the 2000 real events (user:mark) the program recorded through
-# libktrace and the 10 (20) records of the fake ring written before the
-# attack, counted in the files by dtrace -S; the program's exit status (7);
-# ktrace-run's ring directory (KTRACE_RUN_VERBOSE names it) gone after.
+# never become one, or are removed before (as libktrace removes a ring it
+# finds no room for: nothing is said of it); the control page garbled and
+# cut.  Each check's ground truth: the 2000 real events (user:mark) the
+# program recorded through libktrace and the 10 (20) records of the fake
+# ring written before the attack, counted in the files by dtrace -S;
+# ktrace-run's mappings (/proc/PID/maps) of a ring it gave up; the
+# program's exit status (7); ktrace-run's ring directory
+# (KTRACE_RUN_VERBOSE names it) gone after.
 . "$(dirname "$0")/user-common.sh"
 
 HR=$UT/hostile-ring
@@ -47,6 +50,11 @@ ok $? "shrink: the message names the ring, what happened and the file" "$err"
 hostile order
 echo "$err" | grep -q "ktrace-run: $rings/ring\.[0-9.]*: ring out of order"
 ok $? "order: the message names the ring and what was wrong" "$err"
+for mode in shrink order; do
+	grep -qx "mapped 0" "$TMP/$mode.out"
+	ok $? "$mode: 100 ms after, ktrace-run has no mapping of the ring it gave up" \
+		"$(grep mapped "$TMP/$mode.out")"
+done
 hostile badhdr
 h=$TMP/badhdr/$fake
 [ "$(od -An -tu4 -j8 -N4 "$h" | tr -d ' ')" = 1 ] && [ "$(od -An -tx4 -j16 -N4 "$h" | tr -d ' ')" = 01020304 ] &&
@@ -68,6 +76,13 @@ grep -q "ring\.[0-9]*\.2000001\.1: file size does not match the ring size; ignor
 	grep -q "ring\.[0-9]*\.2000002\.2: ring size is not a power of two" "$TMP/fake.err" &&
 	grep -q "ring\.[0-9]*\.2000000\.0: never became a ring" "$TMP/fake.err"
 ok $? "fake rings: the message says what is wrong with each" "$(cat "$TMP/fake.err")"
+
+hostile vanish
+name=$(awk '$1 == "vanish" { print $2 }' "$TMP/vanish.out")
+[ $rc -eq 7 ] && [ -n "$name" ] && [ "$(count "$TMP/vanish" user:mark)" -eq 2000 ] &&
+	! grep -qF "${name##*/}" "$TMP/vanish.err" && [ ! -e "$rings" ]
+ok $? "a ring file removed by its maker before it became one: nothing said of it, exit 7, every event" \
+	"exit $rc; $err"
 
 hostile control
 [ $rc -eq 7 ] && [ "$(count "$TMP/control" user:mark)" -eq 2000 ] && [ ! -e "$rings" ] &&

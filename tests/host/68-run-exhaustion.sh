@@ -3,7 +3,8 @@
 # ktrace-run when resources run out, a normal input: a full output
 # directory (a 1 MiB tmpfs in a private mount namespace), descriptors
 # (ulimit -n), address space (RLIMIT_AS set on ktrace-run alone with
-# prlimit), thousands of live threads.  Ground truth: the events the
+# prlimit), mappings (vm.max_map_count, by a shim), thousands of live
+# threads.  Ground truth: the events the
 # program recorded (4 x 100000 ...): every one is in the files or counted
 # by their lost markers (dtrace -S); no file without a whole header; no
 # hang (every run under timeout); exit status: the command's when nothing
@@ -111,8 +112,44 @@ if command -v prlimit >/dev/null; then
 else
 	ok 0 "RLIMIT_AS # SKIP no prlimit"
 fi
-# (vm.max_map_count is the whole machine's: not changed here; its mmap
-# failure takes the same path as RLIMIT_AS's)
+# ---- mappings: vm.max_map_count ----
+# The sysctl is the whole machine's: not changed here.  What ktrace-run
+# sees when it is reached, mmap failing with ENOMEM whatever the size, is
+# made by a preloaded shim, in ktrace-run only (the command gets
+# LD_PRELOAD too): every shared file mapping after the first 3 (the control
+# page and two rings) fails, the one page of a ring's header too.
+cat >"$TMP/maps-shim.c" <<'EOC'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	static int maps;
+
+	if (!strcmp(program_invocation_short_name, "ktrace-run") && (flags & MAP_SHARED) &&
+	    fd >= 0 && __atomic_add_fetch(&maps, 1, __ATOMIC_RELAXED) > 3) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+EOC
+if cc -shared -fPIC -o "$TMP/maps-shim.so" "$TMP/maps-shim.c" 2>"$TMP/maps-shim.log"; then
+	rm -rf "$TMP/maps"
+	LD_PRELOAD=$TMP/maps-shim.so timeout 60 "$KTRACE_RUN" -o "$TMP/maps" "$UT/events" threads 4 100000 \
+		>"$TMP/maps.out" 2>"$TMP/maps.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(cat "$TMP/maps.out")" = "user:work 400000" ] &&
+		[ "$(count "$TMP/maps" user:mark)" -eq 400000 ] && [ "$(lost "$TMP/maps")" -eq 0 ] &&
+		grep -q "ktrace-run: warning: .*/ring\.[0-9.]*: mmap: Cannot allocate memory; its records are read through its file instead" "$TMP/maps.err"
+	ok $? "no mapping left (max_map_count): rings drained through their files, every event, the ring named, exit 0" \
+		"exit $rc, $(count "$TMP/maps" user:mark) events; $(cat "$TMP/maps.out"; head -c 600 "$TMP/maps.err")"
+else
+	ok 1 "no mapping left (max_map_count): build the mmap shim" "$(cat "$TMP/maps-shim.log")"
+fi
 
 # ---- thousands of live threads ----
 rm -rf "$TMP/live"

@@ -11,6 +11,8 @@
  *                            ktrace-run has written them, cut to 0 bytes
  *   hostile-ring grow N      the same, made twice as large; 10 more records
  *   hostile-ring order N     the same, then @committed goes back
+ *                            (shrink, order: then prints "mapped M", how
+ *                            many mappings of it ktrace-run still has)
  *   hostile-ring fake N      files named as rings that never become one: no
  *                            magic, a bad size, records not a power of two
  *   hostile-ring badhdr N    a whole ring whose trace file header is bad
@@ -18,6 +20,9 @@
  *                            NUL), 10 records
  *   hostile-ring control N   garbage in the control page, then cut to 0
  *                            bytes and put back after 200 ms
+ *   hostile-ring vanish N    a file named as a ring, no magic yet, removed
+ *                            once ktrace-run has looked at it (as libktrace
+ *                            removes a ring it finds no room for)
  *   hostile-ring live T      T threads alive at once, one event each
  *
  * The fake ring is ring.<pid>.<pid + 1000000>.0: its trace file is
@@ -150,6 +155,25 @@ static void fake_records(struct kt_ring *r, uint64_t from, uint64_t n)
 	__atomic_store_n(&r->committed, from + n, __ATOMIC_RELEASE);
 }
 
+/* How many mappings ktrace-run (the parent) has of the fake ring's file */
+static int parent_maps(void)
+{
+	char path[64], name[64], line[PATH_MAX + 128];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());
+	snprintf(name, sizeof(name), "/" KT_RING_PREFIX "%u.%u.0", (unsigned int)getpid(),
+		 (unsigned int)getpid() + 1000000);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, name) != NULL;
+	fclose(f);
+	return n;
+}
+
 /* Files named as rings that never become one */
 static void fakes(void)
 {
@@ -183,6 +207,29 @@ static void fakes(void)
 		kick();
 		sleep_ms(5);
 	}
+}
+
+/* A ring file removed before it became one (libktrace: no room for it) */
+static void vanish(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" KT_RING_PREFIX "%d.%u.0", rings_dir,
+		 (int)getpid(), 3000000);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || ftruncate(fd, KT_RING_HEADER + 1024 * 24) < 0) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+	printf("vanish %s\n", path);
+	fflush(stdout);
+	for (int i = 0; i < 20; i++) {
+		kick();
+		sleep_ms(5);
+	}
+	unlink(path);
 }
 
 static void control(void)
@@ -266,6 +313,8 @@ int main(int argc, char **argv)
 	real_events(n, 0);
 	if (!strcmp(mode, "fake")) {
 		fakes();
+	} else if (!strcmp(mode, "vanish")) {
+		vanish();
 	} else if (!strcmp(mode, "control")) {
 		ktrace_user_flush();
 		control();
@@ -288,6 +337,8 @@ int main(int argc, char **argv)
 		}
 		kick();
 		sleep_ms(100);
+		if (!strcmp(mode, "shrink") || !strcmp(mode, "order"))
+			printf("mapped %d\n", parent_maps());
 		if (!strcmp(mode, "grow") &&
 		    !wait_fake_size(KTFILE_HEADER_SIZE + 20 * sizeof(struct ktrace_record)))
 			return 1;
