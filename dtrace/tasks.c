@@ -271,9 +271,9 @@ static const struct naming *find(const struct tasks *t, uint32_t tid)
 	if (!t)
 		return NULL;
 	n = amap_get(&t->now, tid);
-	if (!n)
-		return amap_get(&t->first, tid);
-	if (n->tsc < t->complete_from && n->tsc) {
+	if (!n)		/* the look-ahead's namings go as the merge reaches them */
+		return t->first.nr ? amap_get(&t->first, tid) : NULL;
+	if (n->tsc < t->complete_from && n->tsc && t->complete.nr) {
 		/* from before the snapshot was complete: a later naming wins */
 		const struct naming *later = amap_get(&t->complete, tid);
 
@@ -322,24 +322,42 @@ uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)
 	return n ? n->pid : 0;
 }
 
+/*
+ * "comm-tid", the comm right-aligned in @width and the tid left-aligned in
+ * 7 columns when @width is given.  dtrace's hot loop: the usual comm (up
+ * to 16 bytes, the naming's array or a literal padded to 16) and padding
+ * go in constant-size copies, the bytes past the end overwritten next
+ * (the line's room has the slack, as for ktevents.c's slots).
+ */
 static char *put(char *p, const struct naming *n, uint32_t tid, unsigned int width)
 {
-	const char *comm = n ? n->comm : tid ? "<...>" : "<idle>";
-	size_t len = n ? n->len : strlen(comm);
+	static const char spaces[16] = "                ";
+	static const char unnamed[16] = "<...>", idle[16] = "<idle>";
+	const char *comm = n ? n->comm : tid ? unnamed : idle;
+	size_t len = n ? n->len : tid ? 5 : 6;
 	char *start;
 
-	if (width > len) {
-		memset(p, ' ', width - len);
-		p += width - len;
+	if (width == 16 && len <= 16) {
+		memcpy(p, spaces, 16);
+		p += 16 - len;
+		memcpy(p, comm, 16);
+		p += len;
+	} else {
+		if (width > len) {
+			memset(p, ' ', width - len);
+			p += width - len;
+		}
+		memcpy(p, comm, len);
+		p += len;
 	}
-	memcpy(p, comm, len);
-	p += len;
 	*p++ = '-';
 	start = p;
 	p = ktev_put_u64(p, tid);
-	if (width)
-		for (; p - start < 7; )
-			*p++ = ' ';
+	if (width) {
+		memcpy(p, spaces, 8);
+		if (p - start < 7)
+			p = start + 7;
+	}
 	return p;
 }
 
