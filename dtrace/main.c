@@ -89,7 +89,7 @@ static const struct kt_option options[] = {
 	{ "force", no_argument, 'f', NULL,
 	  "merge files of different boots or hosts, keep what is valid of bad files" },
 	{ "jobs", required_argument, 'j', "N",
-	  "format on N threads (default: one per CPU, up to 4; 1: none)" },
+	  "format on N threads (default: one per CPU but one, up to 4; 1: none)" },
 	{ "list", no_argument, 'l', NULL, "list groups and events" },
 	{ "help", no_argument, 'h', NULL, "show this help and exit" },
 	{ "version", no_argument, 'V', NULL, "show the version and exit" },
@@ -146,12 +146,16 @@ static unsigned int parse_jobs(const char *s)
 	return n;
 }
 
-/* Formatting threads: one per CPU, where the merge has one of its own. */
+/*
+ * Formatting threads: one per CPU but the merge's.  On 2 CPUs none: the
+ * merge thread then shares a CPU with two workers, and one thread did the
+ * work in less time (8M events: 1.01 s, 1.32 s with two workers).
+ */
 static unsigned int default_jobs(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	return cpus < 2 ? 1 : cpus > 4 ? 4 : cpus;
+	return cpus < 3 ? 1 : cpus > 5 ? 4 : cpus - 1;
 }
 
 /* The ktev_parse_*() say what is wrong: a usage error. */
