@@ -66,6 +66,7 @@ struct piece {
 	uint8_t len;
 	uint8_t conv;
 	uint8_t raw;		/* the conversion when the context says raw */
+	uint8_t nr_args;	/* the conversion's, raw or not */
 };
 
 struct compiled {
@@ -148,9 +149,11 @@ static void add_piece(struct compiled *c, const char *fmt, const char *lit,
 		memcpy(pc->lit, lit, n);
 		pc->len = n;
 		pc->conv = pc->raw = CONV_NONE;
+		pc->nr_args = 0;
 		if (n == len) {
 			pc->conv = k ? k->conv : CONV_END;
 			pc->raw = k ? k->raw : CONV_END;
+			pc->nr_args = k ? k->nr_args : 0;
 			return;
 		}
 		lit += n;
@@ -576,7 +579,7 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 	c = &compiled[d - ktev_events];
 	for (const struct piece *pc = c->piece; ; pc++) {
 		unsigned int conv = raw ? pc->raw : pc->conv;
-		unsigned int need = conv == CONV_LLU || conv == CONV_LLX || conv == CONV_KSYM ? 2 : 1;
+		unsigned int need = pc->nr_args;
 		uint64_t v;
 
 		memcpy(p, pc->lit, SLOT);
