@@ -2,10 +2,10 @@
 /*
  * tasks: names of the traced tasks, following the merge (tasks.h).
  *
- * A hash map from a thread id to its naming in force; two more for what
- * the merge has not reached yet but events before it show (tasks.h): a
- * task's first naming, and in a flight snapshot its first naming from
- * when every CPU's records are complete.  A naming the merge passes or an
+ * A thread id's naming in force, by index (in a hash map for large ids);
+ * two hash maps for what the merge has not reached yet but events before
+ * it show (tasks.h): a task's first naming, and in a flight snapshot its
+ * first naming from when every CPU's records are complete.  A naming the merge passes or an
  * exit drops is retired: freed when no batch that may hold it is left.
  */
 #include <stdlib.h>
@@ -30,8 +30,16 @@ struct naming {
 	uint64_t retired_in;	/* the last batch that may hold it */
 };
 
+/*
+ * The namings in force of the tids below this are found by index (most
+ * are: the default pid_max is 32768, a page of the array covers 512 tids,
+ * only the pages of tids seen take memory), the others in a hash map.
+ */
+#define NOW_DIRECT	(1u << 16)
+
 struct tasks {
-	struct amap now;	/* tid -> its naming in force */
+	struct naming **now_direct;	/* tid < NOW_DIRECT -> its naming in force */
+	struct amap now;	/* the larger tids' */
 	struct amap first;	/* tid -> its first naming, not reached yet */
 	struct amap complete;	/* flight: tid -> its first naming from complete_from on */
 	/*
@@ -44,6 +52,27 @@ struct tasks {
 	/* per event of the table: its %T arguments' indices, 0xff: none */
 	uint8_t (*task_args)[TASKS_PER_EVENT - 1];
 };
+
+static struct naming *now_get(const struct tasks *t, uint32_t tid)
+{
+	return tid < NOW_DIRECT ? t->now_direct[tid] : amap_get(&t->now, tid);
+}
+
+static void now_put(struct tasks *t, uint32_t tid, struct naming *n)
+{
+	if (tid < NOW_DIRECT)
+		t->now_direct[tid] = n;
+	else
+		amap_put(&t->now, tid, n);
+}
+
+static void now_del(struct tasks *t, uint32_t tid)
+{
+	if (tid < NOW_DIRECT)
+		t->now_direct[tid] = NULL;
+	else
+		amap_del(&t->now, tid);
+}
 
 static struct naming *naming_new(uint64_t tsc, uint32_t tid, uint32_t pid, const char *comm)
 {
@@ -194,14 +223,15 @@ struct tasks *tasks_open(struct kt_merge *m)
 {
 	struct tasks *t = xcalloc(1, sizeof(*t));
 
+	t->now_direct = xcalloc(NOW_DIRECT, sizeof(*t->now_direct));
 	t->retired_tail = &t->retired;
 	t->written = 1;		/* no pipeline: a dropped naming goes at once */
 	find_task_args(t);
 	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
 		const struct ktfile_reader *f = kt_merge_file(m, i);
 
-		if (f->hdr.cpu < 0 && !amap_get(&t->now, f->hdr.tid))	/* a user stream names its thread */
-			amap_put(&t->now, f->hdr.tid,
+		if (f->hdr.cpu < 0 && !now_get(t, f->hdr.tid))	/* a user stream names its thread */
+			now_put(t, f->hdr.tid,
 				 naming_new(0, f->hdr.tid, f->hdr.pid, f->hdr.comm));
 	}
 	find_complete_from(t, m);
@@ -225,6 +255,9 @@ void tasks_free(struct tasks *t)
 		return;
 	t->written = UINT64_MAX;
 	reclaim(t);
+	for (size_t i = 0; i < NOW_DIRECT; i++)
+		free(t->now_direct[i]);
+	free(t->now_direct);
 	free_map(&t->now);
 	free_map(&t->first);
 	free_map(&t->complete);
@@ -241,8 +274,8 @@ void tasks_follow(struct tasks *t, const struct ktfile_event *ev)
 		return;
 	tid = ev->args[0];
 	tasks_event_comm(ev, comm);
-	retire(t, amap_get(&t->now, tid));
-	amap_put(&t->now, tid, naming_new(ev->tsc, tid, ev->args[1], comm));
+	retire(t, now_get(t, tid));
+	now_put(t, tid, naming_new(ev->tsc, tid, ev->args[1], comm));
 	/* the merge reached what was looked ahead for */
 	retire(t, amap_get(&t->first, tid));
 	amap_del(&t->first, tid);
@@ -256,8 +289,8 @@ void tasks_follow_after(struct tasks *t, const struct ktfile_event *ev)
 {
 	if (!t || ev->code != KTRACE_thread_exit || !ev->nr_args)
 		return;
-	retire(t, amap_get(&t->now, ev->args[0]));
-	amap_del(&t->now, ev->args[0]);
+	retire(t, now_get(t, ev->args[0]));
+	now_del(t, ev->args[0]);
 	/* a naming looked ahead for is a later task's of the same tid */
 	retire(t, amap_get(&t->complete, ev->args[0]));
 	amap_del(&t->complete, ev->args[0]);
@@ -270,10 +303,10 @@ static const struct naming *find(const struct tasks *t, uint32_t tid)
 
 	if (!t)
 		return NULL;
-	n = amap_get(&t->now, tid);
-	if (!n)
-		return amap_get(&t->first, tid);
-	if (n->tsc < t->complete_from && n->tsc) {
+	n = now_get(t, tid);
+	if (!n)		/* the look-ahead's namings go as the merge reaches them */
+		return t->first.nr ? amap_get(&t->first, tid) : NULL;
+	if (t->complete.nr && n->tsc < t->complete_from && n->tsc) {
 		/* from before the snapshot was complete: a later naming wins */
 		const struct naming *later = amap_get(&t->complete, tid);
 
@@ -322,24 +355,42 @@ uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)
 	return n ? n->pid : 0;
 }
 
+/*
+ * "comm-tid", the comm right-aligned in @width and the tid left-aligned in
+ * 7 columns when @width is given.  dtrace's hot loop: the usual comm (up
+ * to 16 bytes, the naming's array or a literal padded to 16) and padding
+ * go in constant-size copies, the bytes past the end overwritten next
+ * (the line's room has the slack, as for ktevents.c's slots).
+ */
 static char *put(char *p, const struct naming *n, uint32_t tid, unsigned int width)
 {
-	const char *comm = n ? n->comm : tid ? "<...>" : "<idle>";
-	size_t len = n ? n->len : strlen(comm);
+	static const char spaces[16] = "                ";
+	static const char unnamed[16] = "<...>", idle[16] = "<idle>";
+	const char *comm = n ? n->comm : tid ? unnamed : idle;
+	size_t len = n ? n->len : tid ? 5 : 6;
 	char *start;
 
-	if (width > len) {
-		memset(p, ' ', width - len);
-		p += width - len;
+	if (width == 16 && len <= 16) {
+		memcpy(p, spaces, 16);
+		p += 16 - len;
+		memcpy(p, comm, 16);
+		p += len;
+	} else {
+		if (width > len) {
+			memset(p, ' ', width - len);
+			p += width - len;
+		}
+		memcpy(p, comm, len);
+		p += len;
 	}
-	memcpy(p, comm, len);
-	p += len;
 	*p++ = '-';
 	start = p;
 	p = ktev_put_u64(p, tid);
-	if (width)
-		for (; p - start < 7; )
-			*p++ = ' ';
+	if (width) {
+		memcpy(p, spaces, 8);
+		if (p - start < 7)
+			p = start + 7;
+	}
 	return p;
 }
 

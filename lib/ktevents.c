@@ -66,6 +66,7 @@ struct piece {
 	uint8_t len;
 	uint8_t conv;
 	uint8_t raw;		/* the conversion when the context says raw */
+	uint8_t nr_args;	/* the conversion's, raw or not */
 };
 
 struct compiled {
@@ -148,9 +149,11 @@ static void add_piece(struct compiled *c, const char *fmt, const char *lit,
 		memcpy(pc->lit, lit, n);
 		pc->len = n;
 		pc->conv = pc->raw = CONV_NONE;
+		pc->nr_args = 0;
 		if (n == len) {
 			pc->conv = k ? k->conv : CONV_END;
 			pc->raw = k ? k->raw : CONV_END;
+			pc->nr_args = k ? k->nr_args : 0;
 			return;
 		}
 		lit += n;
@@ -268,8 +271,9 @@ static inline __attribute__((always_inline)) unsigned int nr_digits(uint64_t v)
  * the integer part is the first two of eight digits and each multiplication
  * of the fraction by 100 brings the next two into it exactly (checked for
  * every value by tests/host/dtrace-format-test.c); then the last @n of the
- * eight are copied.  Below 10^4 the same with four digits; larger values
- * go two digits at a time from the right.
+ * eight are copied.  Below 10^4 the same with four digits; below 10^16
+ * the quotient and remainder by 10^8 so; larger values go two digits at a
+ * time from the right.
  */
 static inline uint64_t digit_pair(uint64_t y)
 {
@@ -277,6 +281,44 @@ static inline uint64_t digit_pair(uint64_t y)
 
 	memcpy(&pair, digit_pairs + 2 * (y >> 32), 2);
 	return pair;
+}
+
+/* The 4 digits of @v < 10^4, first digit in the low byte. */
+static inline __attribute__((always_inline)) uint32_t four_digits(uint64_t v)
+{
+	uint64_t y = (v * ((1ull << 48) / 100 + 1) >> 16) + 1;
+	uint32_t four = digit_pair(y);
+
+	y = (uint64_t)(uint32_t)y * 100;
+	return four | digit_pair(y) << 16;
+}
+
+/* The 8 digits of @v < 10^8, first digit in the low byte. */
+static inline __attribute__((always_inline)) uint64_t eight_digits(uint64_t v)
+{
+	uint64_t y = (v * ((1ull << 48) / 1000000 + 1) >> 16) + 1;
+	uint64_t eight = digit_pair(y);
+
+	for (unsigned int i = 16; i < 64; i += 16) {
+		y = (uint64_t)(uint32_t)y * 100;
+		eight |= digit_pair(y) << i;
+	}
+	return eight;
+}
+
+/* The @n digits of @v < 10^8, in one store of 4 or 8 bytes. */
+static inline __attribute__((always_inline)) void put_small(char *p, uint64_t v,
+							     unsigned int n)
+{
+	if (v < 10000) {
+		uint32_t four = four_digits(v) >> 8 * (4 - n);
+
+		memcpy(p, &four, 4);
+	} else {
+		uint64_t eight = eight_digits(v) >> 8 * (8 - n);
+
+		memcpy(p, &eight, 8);
+	}
 }
 
 static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t v,
@@ -288,28 +330,18 @@ static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t 
 	 * The digits are put together in a register, first digit in the low
 	 * byte, and stored once: put together in memory, two bytes at a time,
 	 * and read back as one word, they stalled the load on the stores
-	 * (half of dtrace's time went there).
+	 * (half of dtrace's time went there).  Up to 16 digits: the first
+	 * ones, then the last eight over what the first store wrote past them.
 	 */
-	if (v < 10000) {
-		uint64_t y = (v * ((1ull << 48) / 100 + 1) >> 16) + 1;
-		uint32_t four = digit_pair(y);
-
-		y = (uint64_t)(uint32_t)y * 100;
-		four |= digit_pair(y) << 16;
-		four >>= 8 * (4 - n);
-		memcpy(p, &four, 4);
+	if (v < 100000000) {
+		put_small(p, v, n);
 		return end;
 	}
-	if (v < 100000000) {
-		uint64_t y = (v * ((1ull << 48) / 1000000 + 1) >> 16) + 1;
-		uint64_t eight = digit_pair(y);
+	if (v < 10000000000000000ull) {
+		uint64_t lo = eight_digits(v % 100000000);
 
-		for (unsigned int i = 16; i < 64; i += 16) {
-			y = (uint64_t)(uint32_t)y * 100;
-			eight |= digit_pair(y) << i;
-		}
-		eight >>= 8 * (8 - n);
-		memcpy(p, &eight, 8);
+		put_small(p, v / 100000000, n - 8);
+		memcpy(end - 8, &lo, 8);
 		return end;
 	}
 	while (v >= 100) {
@@ -547,7 +579,7 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 	c = &compiled[d - ktev_events];
 	for (const struct piece *pc = c->piece; ; pc++) {
 		unsigned int conv = raw ? pc->raw : pc->conv;
-		unsigned int need = conv == CONV_LLU || conv == CONV_LLX || conv == CONV_KSYM ? 2 : 1;
+		unsigned int need = pc->nr_args;
 		uint64_t v;
 
 		memcpy(p, pc->lit, SLOT);

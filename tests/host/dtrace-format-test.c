@@ -110,6 +110,23 @@ static void test_numbers(void)
 	}
 	if (!bad)
 		ok(1, "ktev_put_u64, _width, _hex around every power of ten", NULL, NULL);
+
+	/* 10^8 and up: two 8-digit halves below 10^16, the loop above; of every length */
+	for (uint64_t i = 0, x = 88172645463325252ull; i < 2000000 && !bad; i++) {
+		uint64_t v;
+		char w[64];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = x >> (x % 57);	/* 7 to 64 bits */
+		*ktev_put_u64(got, v) = '\0';
+		snprintf(w, sizeof(w), "%" PRIu64, v);
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_u64 of random values", got, w);
+	}
+	if (!bad)
+		ok(1, "ktev_put_u64: random values of every length", NULL, NULL);
 }
 
 /*
