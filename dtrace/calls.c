@@ -129,6 +129,7 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 	const struct ktfile_reader *f = kt_merge_file(dt->merge, e->file);
 	struct sym_call_event c;
 	struct call_thread *t;
+	uint64_t lost;
 
 	if (!calls.by_file)
 		setup(dt);
@@ -154,8 +155,8 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 				c.site | (c.has_sp ? REC_HAS_SP : 0), fn->id, c.sp);
 			return;
 		}
-		if (ev->code == KTRACE_META_LOST) {
-			add_rec(t, e->ns, REC_LOST, ev->args[0] | (uint64_t)ev->args[1] << 32, 0, 0);
+		if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
+			add_rec(t, e->ns, REC_LOST, lost, 0, 0);
 			return;
 		}
 	} else {

@@ -368,6 +368,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(d) : NULL;
 	struct ctf_stream *s;
+	bool is_lost;
 	uint64_t lost = 0;
 	char *p;
 
@@ -381,8 +382,8 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 			s->begin = ev->tsc;
 	}
 	p = s->buf + s->len;
-	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
-		lost = ev->args[0] | (uint64_t)ev->args[1] << 32;
+	is_lost = ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost);
+	if (is_lost) {
 		p = put32(p, ID_LOST);
 	} else if (fs && fs->nr_args == ev->nr_args) {
 		p = put32(p, ID_TABLE + (d - ktev_events));
@@ -393,7 +394,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	p = put64(p, ev->tsc);
 	p = put32(p, ev->tid);
 	p = put_comm(dt, p, ev);
-	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+	if (is_lost) {
 		p = put64(p, lost);
 	} else if (fs) {
 		for (unsigned int i = 0; i < fs->nr; i++) {

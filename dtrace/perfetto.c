@@ -437,18 +437,19 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 {
 	const struct ktfile_event *ev = e->ev;
 	struct pf_file *f;
+	uint64_t lost;
 	char *p;
 
 	if (!pf.started)
 		start(dt, o);
 	f = &pf.files[e->file];
 	pf.last_ns = e->ns;
-	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
 		if (f->user)
 			calls_event(dt, o, e);	/* where the calls have a gap */
 		p = put_instant(o, "lost records", f->pid, f->tid, e->ns);
 		p = put_lit(p, "\"count\":");
-		p = ktev_put_u64(p, ev->args[0] | (uint64_t)ev->args[1] << 32);
+		p = ktev_put_u64(p, lost);
 		out_commit(o, put_lit(p, "}}"));
 		return;
 	}

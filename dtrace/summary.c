@@ -41,13 +41,14 @@ static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtra
 	uint64_t ns = e->ns;
 	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
 	struct file_counts *fc;
+	uint64_t lost;
 
 	if (!sum.files)
 		sum.files = xcalloc(kt_merge_nr_files(dt->merge), sizeof(*sum.files));
 	fc = &sum.files[e->file];
-	if (ev->code == KTRACE_META_LOST) {
+	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
 		fc->lost_markers++;
-		fc->lost += ev->args[0] | (uint64_t)ev->args[1] << 32;
+		fc->lost += lost;
 		return;
 	}
 	if (grp) {
