@@ -65,6 +65,7 @@ struct ctf {
 	struct ctf_stream *streams;	/* by file index */
 	unsigned int nr;
 	uint8_t uuid[16];
+	struct fields *fields;		/* the event table's, by index */
 };
 
 static char *put32(char *p, uint32_t v)
@@ -119,7 +120,7 @@ static const char *const type_names[] = {
 };
 
 /* The event classes of stream class @sid. */
-static void put_events(FILE *f, unsigned int sid)
+static void put_events(const struct ctf *ctf, FILE *f, unsigned int sid)
 {
 	fprintf(f, "event {\n\tname = \"%s:lost\";\n\tid = %u;\n\tstream_id = %u;\n"
 		"\tfields := struct {\n\t\tuint64_t _count;\n\t};\n};\n\n",
@@ -129,7 +130,7 @@ static void put_events(FILE *f, unsigned int sid)
 		"\t\txint32_t _args[_nr_args];\n\t};\n};\n\n", ID_UNKNOWN, sid);
 	for (unsigned int i = 0; i < ktev_nr_events; i++) {
 		const struct ktev_desc *d = &ktev_events[i];
-		const struct fields *fs = fields_of(d);
+		const struct fields *fs = fields_of(ctf->fields, d);
 
 		fprintf(f, "event {\n\tname = \"%s:%s\";\n\tid = %u;\n\tstream_id = %u;\n"
 			"\tfields := struct {\n", d->group, d->name, ID_TABLE + i, sid);
@@ -200,8 +201,8 @@ static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
 			"\tevent.context := struct {\n\t\tuint32_t _tid;\n\t\tstring _comm;\n"
 			"\t};\n};\n\n", sid,
 			sid ? "\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n" : "\t\tuint32_t cpu_id;\n");
-	put_events(f, 0);
-	put_events(f, 1);
+	put_events(ctf, f, 0);
+	put_events(ctf, f, 1);
 	if (ferror(f) | fclose(f))
 		die("%s: write error", path);
 }
@@ -288,6 +289,7 @@ static void *ctf_start(struct dtrace *dt, struct outbuf *o)
 
 	ctf->dir = dt->output;
 	ctf->dir_fd = make_dir(ctf->dir);
+	ctf->fields = fields_table();
 	open_streams(ctf, dt);
 	return ctf;
 }
@@ -370,7 +372,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	struct ctf *ctf = dt->fmt_state;
 	const struct ktfile_event *ev = e->ev;
 	const struct ktev_desc *d = ktev_lookup(ev->code);
-	const struct fields *fs = d ? fields_of(d) : NULL;
+	const struct fields *fs = d ? fields_of(ctf->fields, d) : NULL;
 	struct ctf_stream *s;
 	bool is_lost;
 	uint64_t lost = 0;
@@ -442,6 +444,7 @@ static void ctf_end(struct dtrace *dt, struct outbuf *o)
 	}
 	free(ctf->streams);
 	close(ctf->dir_fd);
+	free(ctf->fields);
 	free(ctf);
 }
 

@@ -62,6 +62,7 @@ struct pf {
 	struct pf_file *files;	/* by file index */
 	unsigned int nr_files;
 	struct amap threads;	/* tid -> struct pf_thread */
+	struct fields *fields;	/* the event table's, by index */
 };
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -220,6 +221,7 @@ static void *perfetto_start(struct dtrace *dt, struct outbuf *o)
 	struct pf *pf = xcalloc(1, sizeof(*pf));
 	char name[32];
 
+	pf->fields = fields_table();
 	pf->nr_files = kt_merge_nr_files(dt->merge);
 	pf->files = xcalloc(pf->nr_files, sizeof(*pf->files));
 	out_printf(o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
@@ -381,7 +383,7 @@ static void put_event(struct pf *pf, struct dtrace *dt, struct outbuf *o,
 	const struct ktfile_event *ev = e->ev;
 	const struct pf_file *f = &pf->files[e->file];
 	const struct ktev_desc *d = ktev_lookup(ev->code);
-	const struct fields *fs = d ? fields_of(d) : NULL;
+	const struct fields *fs = d ? fields_of(pf->fields, d) : NULL;
 	char name[KTEV_NAME_MAX], text[KTEV_TEXT_MAX], *p;
 	uint32_t pid = f->pid, tid = f->tid;
 	const char *uname, *ufmt;
@@ -497,6 +499,7 @@ static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 		free(pf->threads.vals[i]);
 	free(pf->threads.keys);
 	free(pf->threads.vals);
+	free(pf->fields);
 	free(pf);
 }
 

@@ -99,19 +99,18 @@ static char *find_by_build_id(const struct sym_db *db, const char *id);
 /* CRC-32 (the .gnu_debuglink checksum) of the rest of @fd; false on a read error. */
 static bool file_crc32(int fd, uint32_t *crc)
 {
-	static uint32_t table[256];
 	unsigned char buf[65536];
-	uint32_t c = 0xffffffff;
+	uint32_t table[256], c = 0xffffffff;
 	ssize_t n;
 
-	if (!table[1])
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t v = i;
+	/* made for each file: next to reading one, it costs nothing */
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t v = i;
 
-			for (int k = 0; k < 8; k++)
-				v = v & 1 ? 0xedb88320 ^ (v >> 1) : v >> 1;
-			table[i] = v;
-		}
+		for (int k = 0; k < 8; k++)
+			v = v & 1 ? 0xedb88320 ^ (v >> 1) : v >> 1;
+		table[i] = v;
+	}
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
