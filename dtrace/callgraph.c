@@ -22,11 +22,14 @@ struct edge {
 	unsigned int from;		/* function id, or THREAD_BIT | thread index */
 	const struct sym_func *to;
 	uint64_t calls, total;
+	unsigned int from_rank, to_rank;	/* where its ends are in the graph */
 };
 
 #define THREAD_BIT	(1u << 31)
 
-static struct {
+/* What the replay adds up, thread after thread. */
+struct graph {
+	const struct calls *calls;
 	struct amap edges;		/* from << 32 | to id -> edge */
 	struct edge **list;
 	size_t nr_edges;
@@ -34,10 +37,11 @@ static struct {
 	unsigned int nr_nodes;
 	unsigned int *rank;		/* by function id: place in the sorted list, its DOT name */
 	unsigned int thread;		/* index of the thread being walked */
-} cg;
+};
 
 static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
+	struct graph *cg = ctx;
 	uint64_t dur = s->ns - s->entry_ns, key;
 	unsigned int from;
 	struct edge *e;
@@ -45,20 +49,20 @@ static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 	/* notes and events have no function */
 	if (s->kind != STEP_EXIT)
 		return;
-	from = s->caller ? s->caller->id : THREAD_BIT | cg.thread;
+	from = s->caller ? s->caller->id : THREAD_BIT | cg->thread;
 	key = (uint64_t)from << 32 | s->fn->id;
-	e = amap_get(&cg.edges, key);
+	e = amap_get(&cg->edges, key);
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));
 		e->from = from;
 		e->to = s->fn;
-		amap_put(&cg.edges, key, e);
-		cg.list = xrealloc(cg.list, (cg.nr_edges + 1) * sizeof(*cg.list));
-		cg.list[cg.nr_edges++] = e;
+		amap_put(&cg->edges, key, e);
+		cg->list = xrealloc(cg->list, (cg->nr_edges + 1) * sizeof(*cg->list));
+		cg->list[cg->nr_edges++] = e;
 	}
 	e->calls++;
 	e->total += dur;
-	calls_add_totals(&cg.nodes, &cg.nr_nodes, s);
+	calls_add_totals(cg->calls, &cg->nodes, &cg->nr_nodes, s);
 }
 
 static int by_name(const void *a, const void *b)
@@ -71,21 +75,18 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Threads first (in their order), then functions by name. */
-static unsigned int edge_rank(unsigned int from)
+static unsigned int edge_rank(const struct graph *cg, unsigned int from)
 {
-	return from & THREAD_BIT ? from & ~THREAD_BIT : THREAD_BIT | cg.rank[from];
+	return from & THREAD_BIT ? from & ~THREAD_BIT : THREAD_BIT | cg->rank[from];
 }
 
 static int by_ends(const void *a, const void *b)
 {
 	const struct edge *x = *(struct edge *const *)a, *y = *(struct edge *const *)b;
-	unsigned int rx = edge_rank(x->from), ry = edge_rank(y->from);
 
-	if (rx != ry)
-		return rx < ry ? -1 : 1;
-	rx = cg.rank[x->to->id];
-	ry = cg.rank[y->to->id];
-	return rx < ry ? -1 : rx > ry;
+	if (x->from_rank != y->from_rank)
+		return x->from_rank < y->from_rank ? -1 : 1;
+	return x->to_rank < y->to_rank ? -1 : x->to_rank > y->to_rank;
 }
 
 /* Text inside a DOT string: quotes, backslashes, control characters and
@@ -107,11 +108,12 @@ static void put_time(struct outbuf *o, uint64_t ns)
 static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 {
 	unsigned int nr_threads, nr = 0;
-	struct call_thread **threads = calls_threads(dt, &nr_threads);
+	struct call_thread **threads = calls_threads(dt->calls, &nr_threads);
+	struct graph cg = { .calls = dt->calls };
 	struct call_totals **sorted;
 
 	for (cg.thread = 0; cg.thread < nr_threads; cg.thread++)
-		calls_walk(threads[cg.thread], cg_step, NULL);
+		calls_walk(dt->calls, threads[cg.thread], cg_step, &cg);
 	sorted = xcalloc(cg.nr_nodes + 1, sizeof(*sorted));
 	for (unsigned int i = 0; i < cg.nr_nodes; i++)
 		if (cg.nodes[i].fn)
@@ -120,6 +122,10 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	cg.rank = xcalloc(cg.nr_nodes + 1, sizeof(*cg.rank));
 	for (unsigned int i = 0; i < nr; i++)
 		cg.rank[sorted[i]->fn->id] = i;
+	for (size_t i = 0; i < cg.nr_edges; i++) {
+		cg.list[i]->from_rank = edge_rank(&cg, cg.list[i]->from);
+		cg.list[i]->to_rank = cg.rank[cg.list[i]->to->id];
+	}
 	if (cg.nr_edges)
 		qsort(cg.list, cg.nr_edges, sizeof(*cg.list), by_ends);
 
@@ -167,11 +173,11 @@ static void callgraph_end(struct dtrace *dt, struct outbuf *o)
 	free(cg.nodes);
 	free(cg.rank);
 	free(sorted);
-	memset(&cg, 0, sizeof(cg));
-	calls_free();
 }
 
 const struct dtrace_format dtrace_callgraph = {
+	.name = "callgraph",
+	.flags = DTRACE_FMT_CALLS | DTRACE_FMT_CALL_VIEW,
 	.event = calls_event,
 	.end = callgraph_end,
 };

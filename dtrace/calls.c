@@ -54,17 +54,16 @@ const char *const calls_repair_text[] = {
 	[REPAIR_TRACE_END] = "still running when the trace ended",
 };
 
-bool calls_with_events;
-bool calls_with_sites;
-
-static struct {
+struct calls {
+	struct sym_db *syms;
+	bool with_events;		/* the threads' other events too */
 	struct call_thread **by_file;	/* user streams' threads, by file index */
 	struct call_thread **sorted;
 	unsigned int nr_files, nr_threads;
 	struct amap by_tid;		/* tid -> its thread, for kernel events */
 	char *text;			/* event texts, NUL-separated */
 	size_t text_len, text_cap;
-} calls;
+};
 
 static void add_rec(struct call_thread *t, uint64_t ns, uint64_t kind, uint64_t aux,
 		    uint32_t fn, uint32_t sp)
@@ -78,17 +77,21 @@ static void add_rec(struct call_thread *t, uint64_t ns, uint64_t kind, uint64_t 
 					      fn, sp };
 }
 
-static struct call_thread *thread_of_tid(uint32_t tid)
+static struct call_thread *thread_of_tid(struct calls *c, uint32_t tid)
 {
-	return amap_get(&calls.by_tid, tid);
+	return amap_get(&c->by_tid, tid);
 }
 
-/* One thread per user stream, all made at the first event. */
-static void setup(struct dtrace *dt)
+/* One thread per user stream, all made before the first event. */
+struct calls *calls_new(struct dtrace *dt, bool with_events)
 {
-	calls.nr_files = kt_merge_nr_files(dt->merge);
-	calls.by_file = xcalloc(calls.nr_files, sizeof(*calls.by_file));
-	for (unsigned int i = 0; i < calls.nr_files; i++) {
+	struct calls *c = xcalloc(1, sizeof(*c));
+
+	c->syms = dt->syms;
+	c->with_events = with_events;
+	c->nr_files = kt_merge_nr_files(dt->merge);
+	c->by_file = xcalloc(c->nr_files, sizeof(*c->by_file));
+	for (unsigned int i = 0; i < c->nr_files; i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
 		struct call_thread *t;
 
@@ -100,81 +103,87 @@ static void setup(struct dtrace *dt)
 		memcpy(t->comm, f->hdr.comm, sizeof(f->hdr.comm));
 		t->path = f->path;
 		t->file = i;
-		calls.by_file[i] = t;
-		if (!thread_of_tid(t->tid))
-			amap_put(&calls.by_tid, t->tid, t);
+		c->by_file[i] = t;
+		if (!thread_of_tid(c, t->tid))
+			amap_put(&c->by_tid, t->tid, t);
 	}
+	return c;
 }
 
-static uint64_t add_text(struct dtrace *dt, const struct dtrace_event *e)
+static uint64_t add_text(struct calls *c, struct dtrace *dt, const struct dtrace_event *e)
 {
 	uint64_t off;
 	char *p;
 
-	if (calls.text_cap - calls.text_len < KTEV_TEXT_MAX + 256) {
-		calls.text_cap = calls.text_cap ? 2 * calls.text_cap : 1 << 20;
-		calls.text = xrealloc(calls.text, calls.text_cap);
+	if (c->text_cap - c->text_len < KTEV_TEXT_MAX + 256) {
+		c->text_cap = c->text_cap ? 2 * c->text_cap : 1 << 20;
+		c->text = xrealloc(c->text, c->text_cap);
 	}
-	off = calls.text_len;
-	p = calls.text + off;
+	off = c->text_len;
+	p = c->text + off;
 	p = dtrace_put_event(dt, p, e, 0);	/* as the listing says it */
 	*p++ = '\0';
-	calls.text_len = p - calls.text;
+	c->text_len = p - c->text;
 	return off;
+}
+
+/* Its process's symbols, loaded when the thread is first needed. */
+static struct sym_proc *proc_of(struct calls *c, struct call_thread *t)
+{
+	if (!t->proc)
+		t->proc = sym_proc(c->syms, t->pid, t->path);
+	return t->proc;
 }
 
 void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
 {
 	const struct ktfile_event *ev = e->ev;
 	const struct ktfile_reader *f = kt_merge_file(dt->merge, e->file);
-	struct sym_call_event c;
+	struct calls *c = dt->calls;
+	struct sym_call_event call;
 	struct call_thread *t;
+	uint64_t lost;
 
-	if (!calls.by_file)
-		setup(dt);
 	if (f->hdr.cpu < 0) {
-		t = calls.by_file[e->file];
-		if (!t->proc)
-			t->proc = sym_proc(t->pid, t->path);
-		if (sym_call_event(ev, &c)) {
+		t = c->by_file[e->file];
+		proc_of(c, t);
+		if (sym_call_event(ev, &call)) {
 			const struct sym_func *fn;
 
 			/* func:leave has the low bits of the function: those of an entry */
-			if (c.low_only) {
-				fn = amap_get(&t->by_low, c.fn);
+			if (call.low_only) {
+				fn = amap_get(&t->by_low, call.fn);
 				if (!fn)
-					fn = sym_func_low(t->proc, c.fn);
+					fn = sym_func_low(t->proc, call.fn);
 			} else {
-				fn = sym_func_at(t->proc, c.fn, ev->tsc);
-				if (c.has_sp)
-					amap_put(&t->by_low, (uint32_t)c.fn, (void *)fn);
+				fn = sym_func_at(t->proc, call.fn, ev->tsc);
+				if (call.has_sp)
+					amap_put(&t->by_low, (uint32_t)call.fn, (void *)fn);
 			}
 
-			add_rec(t, e->ns, c.entry ? REC_ENTRY : REC_EXIT,
-				c.site | (c.has_sp ? REC_HAS_SP : 0), fn->id, c.sp);
+			add_rec(t, e->ns, call.entry ? REC_ENTRY : REC_EXIT,
+				call.site | (call.has_sp ? REC_HAS_SP : 0), fn->id, call.sp);
 			return;
 		}
-		if (ev->code == KTRACE_META_LOST) {
-			add_rec(t, e->ns, REC_LOST, ev->args[0] | (uint64_t)ev->args[1] << 32, 0, 0);
+		if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
+			add_rec(t, e->ns, REC_LOST, lost, 0, 0);
 			return;
 		}
 	} else {
-		t = thread_of_tid(ev->tid);
+		t = thread_of_tid(c, ev->tid);
 		if (ev->code == KTRACE_sched_switch && ev->args[1] != ev->tid) {
-			struct call_thread *to = thread_of_tid(ev->args[1]);
+			struct call_thread *to = thread_of_tid(c, ev->args[1]);
 
-			if (to && calls_with_events) {
-				if (!to->proc)
-					to->proc = sym_proc(to->pid, to->path);
-				add_rec(to, e->ns, REC_TEXT, add_text(dt, e), 0, 0);
+			if (to && c->with_events) {
+				proc_of(c, to);
+				add_rec(to, e->ns, REC_TEXT, add_text(c, dt, e), 0, 0);
 			}
 		}
 	}
-	if (!t || !calls_with_events)
+	if (!t || !c->with_events)
 		return;
-	if (!t->proc)
-		t->proc = sym_proc(t->pid, t->path);
-	add_rec(t, e->ns, REC_TEXT, add_text(dt, e), 0, 0);
+	proc_of(c, t);
+	add_rec(t, e->ns, REC_TEXT, add_text(c, dt, e), 0, 0);
 }
 
 static int by_first_event(const void *a, const void *b)
@@ -187,28 +196,28 @@ static int by_first_event(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
-bool calls_has_threads(void)
+bool calls_has_threads(const struct calls *c)
 {
-	for (unsigned int i = 0; i < calls.nr_files; i++)
-		if (calls.by_file[i] && calls.by_file[i]->nr)
+	for (unsigned int i = 0; i < c->nr_files; i++)
+		if (c->by_file[i] && c->by_file[i]->nr)
 			return true;
 	return false;
 }
 
-struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
+struct call_thread **calls_threads(struct calls *c, unsigned int *nr)
 {
-	if (!calls.sorted) {
-		calls.sorted = xcalloc(calls.nr_files + 1, sizeof(*calls.sorted));
-		for (unsigned int i = 0; i < calls.nr_files; i++)
-			if (calls.by_file[i] && calls.by_file[i]->nr)
-				calls.sorted[calls.nr_threads++] = calls.by_file[i];
-		qsort(calls.sorted, calls.nr_threads, sizeof(*calls.sorted), by_first_event);
-		if (!calls.nr_threads)
+	if (!c->sorted) {
+		c->sorted = xcalloc(c->nr_files + 1, sizeof(*c->sorted));
+		for (unsigned int i = 0; i < c->nr_files; i++)
+			if (c->by_file[i] && c->by_file[i]->nr)
+				c->sorted[c->nr_threads++] = c->by_file[i];
+		qsort(c->sorted, c->nr_threads, sizeof(*c->sorted), by_first_event);
+		if (!c->nr_threads)
 			pr_warn("no user thread has events here: the calls come from libktrace's "
 				"files (ktrace-run)");
 	}
-	*nr = calls.nr_threads;
-	return calls.sorted;
+	*nr = c->nr_threads;
+	return c->sorted;
 }
 
 /* ---- the replay ----------------------------------------------------------- */
@@ -221,6 +230,7 @@ struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr)
 #define STACK_SPAN	(256u << 20)
 
 struct walk {
+	const struct calls *c;
 	struct call_thread *t;
 	void (*step)(void *ctx, struct call_thread *t, const struct call_step *s);
 	void *ctx;
@@ -239,7 +249,7 @@ static void no_step(void *ctx, struct call_thread *t, const struct call_step *s)
 static size_t *top_of(struct walk *w, const struct sym_func *fn)
 {
 	if (fn->id >= w->nr_fns) {
-		unsigned int grown = sym_nr_funcs();
+		unsigned int grown = sym_nr_funcs(w->c->syms);
 
 		w->top_of = xrealloc(w->top_of, grown * sizeof(*w->top_of));
 		memset(w->top_of + w->nr_fns, 0, (grown - w->nr_fns) * sizeof(*w->top_of));
@@ -408,7 +418,7 @@ static bool top_left_behind(struct walk *w)
  */
 static void enter(struct walk *w, const struct call_rec *r)
 {
-	const struct sym_func *fn = sym_func_by_id(r->fn), *caller;
+	const struct sym_func *fn = sym_func_by_id(w->c->syms, r->fn), *caller;
 	uint64_t site = REC_VALUE(r) & ~REC_HAS_SP;
 	const struct frame *top, *c;
 	size_t at;
@@ -449,7 +459,7 @@ push:
  */
 static ssize_t exiting(struct walk *w, const struct call_rec *r)
 {
-	const struct sym_func *fn = sym_func_by_id(r->fn);
+	const struct sym_func *fn = sym_func_by_id(w->c->syms, r->fn);
 	uint32_t sp = r->sp & ~1u;
 	ssize_t at, found = -1;
 	int64_t by;
@@ -511,9 +521,11 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 				break;
 			}
 			if (at < 0) {
+				const struct sym_func *fn = sym_func_by_id(w->c->syms, r->fn);
+
 				snprintf(text, sizeof(text), "exit of %s without its entry%s: left out",
-					 sym_func_by_id(r->fn)->name, lost ? " (lost)" : "");
-				note(w, STEP_NOTE, r->ns, text, sym_func_by_id(r->fn));
+					 fn->name, lost ? " (lost)" : "");
+				note(w, STEP_NOTE, r->ns, text, fn);
 				break;
 			}
 			while (w->depth > (size_t)at + 1)
@@ -521,7 +533,7 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 			pop(w, r->ns, REPAIR_NONE);
 			break;
 		case REC_TEXT:
-			note(w, STEP_EVENT, r->ns, calls.text + REC_VALUE(r), NULL);
+			note(w, STEP_EVENT, r->ns, w->c->text + REC_VALUE(r), NULL);
 			break;
 		case REC_LOST:
 			if (pre)
@@ -535,25 +547,24 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 	}
 }
 
-void calls_walk(struct call_thread *t,
+void calls_walk(struct calls *c, struct call_thread *t,
 		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
 		void *ctx)
 {
-	struct walk w = { .t = t, .step = step, .ctx = ctx };
-	struct walk dry = { .t = t, .step = no_step };
+	struct walk w = { .c = c, .t = t, .step = step, .ctx = ctx };
+	struct walk dry = { .c = c, .t = t, .step = no_step };
 	uint64_t first = t->nr ? t->recs[0].ns : 0, last = t->nr ? t->recs[t->nr - 1].ns : 0;
 	struct call_rec *pre = NULL;
 	size_t nr_pre = 0;
 
-	if (!t->proc)
-		t->proc = sym_proc(t->pid, t->path);
+	proc_of(c, t);
 	replay(&dry, &pre, &nr_pre);
 	free(dry.stack);
 	free(dry.top_of);
 	free(dry.decides);
 	/* outermost first; their call sites are unknown (exits do not carry them) */
 	while (nr_pre--)
-		push(&w, sym_func_by_id(pre[nr_pre].fn), 0, first, pre[nr_pre].aux & REC_HAS_SP,
+		push(&w, sym_func_by_id(c->syms, pre[nr_pre].fn), 0, first, pre[nr_pre].aux & REC_HAS_SP,
 		     pre[nr_pre].sp, REPAIR_BEFORE_START);
 	free(pre);
 	replay(&w, NULL, NULL);
@@ -564,14 +575,14 @@ void calls_walk(struct call_thread *t,
 	free(w.decides);
 }
 
-void calls_add_totals(struct call_totals **totals, unsigned int *nr,
+void calls_add_totals(const struct calls *c, struct call_totals **totals, unsigned int *nr,
 		      const struct call_step *s)
 {
 	uint64_t dur = s->ns - s->entry_ns;
 	struct call_totals *t;
 
 	if (s->fn->id >= *nr) {
-		unsigned int grown = sym_nr_funcs();
+		unsigned int grown = sym_nr_funcs(c->syms);
 
 		*totals = xrealloc(*totals, grown * sizeof(**totals));
 		memset(*totals + *nr, 0, (grown - *nr) * sizeof(**totals));
@@ -585,21 +596,22 @@ void calls_add_totals(struct call_totals **totals, unsigned int *nr,
 		t->total += dur;
 }
 
-void calls_free(void)
+void calls_free(struct calls *c)
 {
-	for (unsigned int i = 0; i < calls.nr_files; i++) {
-		if (calls.by_file[i]) {
-			free(calls.by_file[i]->recs);
-			free(calls.by_file[i]->by_low.keys);
-			free(calls.by_file[i]->by_low.vals);
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < c->nr_files; i++) {
+		if (c->by_file[i]) {
+			free(c->by_file[i]->recs);
+			free(c->by_file[i]->by_low.keys);
+			free(c->by_file[i]->by_low.vals);
 		}
-		free(calls.by_file[i]);
+		free(c->by_file[i]);
 	}
-	free(calls.by_file);
-	free(calls.by_tid.keys);
-	free(calls.by_tid.vals);
-	free(calls.sorted);
-	free(calls.text);
-	memset(&calls, 0, sizeof(calls));
-	sym_free();
+	free(c->by_file);
+	free(c->by_tid.keys);
+	free(c->by_tid.vals);
+	free(c->sorted);
+	free(c->text);
+	free(c);
 }

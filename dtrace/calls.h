@@ -5,8 +5,9 @@
  * that they all show the same calls and the same repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
- * (and, for --calltree, the other events of the thread: its user events
- * and the kernel's events of its tid) in memory.  At the end calls_walk()
+ * (and, with DTRACE_FMT_CALL_EVENTS, the other events of the thread: its
+ * user events and the kernel's events of its tid) in dt->calls, made by
+ * calls_new() before the first event.  At the end calls_walk()
  * replays one thread as balanced steps, repairing what the trace lacks:
  *
  *   - an exit whose entry came before the trace started (a forked child
@@ -34,11 +35,6 @@
 #include "amap.h"
 #include "dtrace.h"
 #include "symbols.h"
-
-/* set by the options: keep the threads' other events (--calltree) ... */
-extern bool calls_with_events;
-/* ... and print call sites (--sites) */
-extern bool calls_with_sites;
 
 struct call_thread {
 	uint32_t pid, tid;
@@ -81,17 +77,20 @@ struct call_step {
 	const char *text;		/* EVENT, NOTE */
 };
 
-/* The formats' event(): keeps what the threads did. */
+/* The threads of @dt's user streams, none of their events yet. */
+struct calls *calls_new(struct dtrace *dt, bool with_events);
+
+/* The formats' event(): keeps what the threads did, in dt->calls. */
 void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
 
 /* Whether calls_event() kept anything of a thread. */
-bool calls_has_threads(void);
+bool calls_has_threads(const struct calls *c);
 
 /* The threads, in the order of their first event. */
-struct call_thread **calls_threads(struct dtrace *dt, unsigned int *nr);
+struct call_thread **calls_threads(struct calls *c, unsigned int *nr);
 
 /* Replay @t as balanced steps; @step gets each one. */
-void calls_walk(struct call_thread *t,
+void calls_walk(struct calls *c, struct call_thread *t,
 		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
 		void *ctx);
 
@@ -104,11 +103,11 @@ struct call_totals {
 };
 
 /* Count EXIT step @s into @totals, by function id, @nr of them (grown). */
-void calls_add_totals(struct call_totals **totals, unsigned int *nr,
+void calls_add_totals(const struct calls *c, struct call_totals **totals, unsigned int *nr,
 		      const struct call_step *s);
 
-/* Free everything calls_event() kept. */
-void calls_free(void);
+/* Free @c and everything calls_event() kept in it. */
+void calls_free(struct calls *c);
 
 extern const struct dtrace_format dtrace_calltree;	/* calltree.c */
 extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */

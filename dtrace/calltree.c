@@ -24,6 +24,7 @@
 
 struct tree {
 	struct outbuf *o;
+	bool sites;			/* --sites: where each call is */
 	struct call_step pending;	/* an ENTER that may turn out a leaf */
 	bool has_pending;
 };
@@ -53,7 +54,7 @@ static void comments(struct tree *tr, struct call_thread *t, const struct call_s
 {
 	char site[512];
 
-	if (calls_with_sites && s->site)
+	if (tr->sites && s->site)
 		out_printf(tr->o, " /* from %s */", sym_site(t->proc, s->site, site, sizeof(site)));
 	if (repair != REPAIR_NONE)
 		out_printf(tr->o, " /* ! %s */", calls_repair_text[repair]);
@@ -112,8 +113,8 @@ static void tree_step(void *ctx, struct call_thread *t, const struct call_step *
 static void calltree_end(struct dtrace *dt, struct outbuf *o)
 {
 	unsigned int nr;
-	struct call_thread **threads = calls_threads(dt, &nr);
-	struct tree tr = { .o = o };
+	struct call_thread **threads = calls_threads(dt->calls, &nr);
+	struct tree tr = { .o = o, .sites = dt->sites };
 
 	for (unsigned int i = 0; i < nr; i++) {
 		struct call_thread *t = threads[i];
@@ -123,13 +124,14 @@ static void calltree_end(struct dtrace *dt, struct outbuf *o)
 		*kt_escape(comm, sizeof(comm) - 1, t->comm, sizeof(t->comm), KT_ESC_TEXT) = '\0';
 		out_printf(o, "%s# thread %u (pid %u, %s)\n#%*s | FUNCTION\n", i ? "\n" : "",
 			   t->tid, t->pid, comm, DUR_WIDTH + 2, "DURATION");
-		calls_walk(t, tree_step, &tr);
+		calls_walk(dt->calls, t, tree_step, &tr);
 		flush_pending(&tr, t);
 	}
-	calls_free();
 }
 
 const struct dtrace_format dtrace_calltree = {
+	.name = "calltree",
+	.flags = DTRACE_FMT_CALLS | DTRACE_FMT_CALL_EVENTS | DTRACE_FMT_CALL_VIEW,
 	.event = calls_event,
 	.end = calltree_end,
 };

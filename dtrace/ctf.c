@@ -59,13 +59,14 @@ struct ctf_stream {
 	uint64_t packets;	/* written */
 };
 
-static struct {
+struct ctf {
 	const char *dir;
 	int dir_fd;			/* the files are made in it */
 	struct ctf_stream *streams;	/* by file index */
 	unsigned int nr;
 	uint8_t uuid[16];
-} ctf;
+	struct fields *fields;		/* the event table's, by index */
+};
 
 static char *put32(char *p, uint32_t v)
 {
@@ -80,20 +81,20 @@ static char *put64(char *p, uint64_t v)
 }
 
 /* The same files give the same trace: the uuid is a hash of their headers. */
-static void make_uuid(struct dtrace *dt)
+static void make_uuid(struct ctf *ctf, struct dtrace *dt)
 {
 	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
 
-	for (unsigned int i = 0; i < ctf.nr; i++) {
+	for (unsigned int i = 0; i < ctf->nr; i++) {
 		const uint8_t *b = (const void *)&kt_merge_file(dt->merge, i)->hdr;
 
 		for (size_t j = 0; j < sizeof(struct ktfile_header); j++)
 			for (int k = 0; k < 2; k++)
 				h[k] = (h[k] ^ b[j]) * 0x100000001b3ull;
 	}
-	memcpy(ctf.uuid, h, sizeof(ctf.uuid));
-	ctf.uuid[6] = (ctf.uuid[6] & 0x0f) | 0x40;	/* version 4 ... */
-	ctf.uuid[8] = (ctf.uuid[8] & 0x3f) | 0x80;	/* ... RFC 4122 variant */
+	memcpy(ctf->uuid, h, sizeof(ctf->uuid));
+	ctf->uuid[6] = (ctf->uuid[6] & 0x0f) | 0x40;	/* version 4 ... */
+	ctf->uuid[8] = (ctf->uuid[8] & 0x3f) | 0x80;	/* ... RFC 4122 variant */
 }
 
 static void put_uuid(FILE *f, const uint8_t *u)
@@ -119,7 +120,7 @@ static const char *const type_names[] = {
 };
 
 /* The event classes of stream class @sid. */
-static void put_events(FILE *f, unsigned int sid)
+static void put_events(const struct ctf *ctf, FILE *f, unsigned int sid)
 {
 	fprintf(f, "event {\n\tname = \"%s:lost\";\n\tid = %u;\n\tstream_id = %u;\n"
 		"\tfields := struct {\n\t\tuint64_t _count;\n\t};\n};\n\n",
@@ -129,7 +130,7 @@ static void put_events(FILE *f, unsigned int sid)
 		"\t\txint32_t _args[_nr_args];\n\t};\n};\n\n", ID_UNKNOWN, sid);
 	for (unsigned int i = 0; i < ktev_nr_events; i++) {
 		const struct ktev_desc *d = &ktev_events[i];
-		const struct fields *fs = fields_of(d);
+		const struct fields *fs = fields_of(ctf->fields, d);
 
 		fprintf(f, "event {\n\tname = \"%s:%s\";\n\tid = %u;\n\tstream_id = %u;\n"
 			"\tfields := struct {\n", d->group, d->name, ID_TABLE + i, sid);
@@ -140,7 +141,7 @@ static void put_events(FILE *f, unsigned int sid)
 	}
 }
 
-static void write_metadata(const struct ktfile_reader *ref)
+static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
 {
 	const struct ktfile_header *h = &ref->hdr;
 	uint64_t hz = h->tsc_hz, real_s = h->ref_real_ns / 1000000000;
@@ -153,8 +154,8 @@ static void write_metadata(const struct ktfile_reader *ref)
 	FILE *f;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/metadata", ctf.dir);
-	fd = openat(ctf.dir_fd, "metadata", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	snprintf(path, sizeof(path), "%s/metadata", ctf->dir);
+	fd = openat(ctf->dir_fd, "metadata", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 	if (fd < 0)
 		die("%s: %s", path, strerror(errno));
@@ -169,7 +170,7 @@ static void write_metadata(const struct ktfile_reader *ref)
 		"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
 		"typealias integer { size = 64; align = 8; signed = false; base = 16; } := xint64_t;\n\n"
 		"trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"");
-	put_uuid(f, ctf.uuid);
+	put_uuid(f, ctf->uuid);
 	fprintf(f, "\";\n\tbyte_order = %s;\n"
 		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
 		"\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n",
@@ -200,22 +201,22 @@ static void write_metadata(const struct ktfile_reader *ref)
 			"\tevent.context := struct {\n\t\tuint32_t _tid;\n\t\tstring _comm;\n"
 			"\t};\n};\n\n", sid,
 			sid ? "\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n" : "\t\tuint32_t cpu_id;\n");
-	put_events(f, 0);
-	put_events(f, 1);
+	put_events(ctf, f, 0);
+	put_events(ctf, f, 1);
 	if (ferror(f) | fclose(f))
 		die("%s: write error", path);
 }
 
-static void open_streams(struct dtrace *dt)
+static void open_streams(struct ctf *ctf, struct dtrace *dt)
 {
 	const struct ktfile_reader *ref = NULL;
 	char path[4096];
 
-	ctf.nr = kt_merge_nr_files(dt->merge);
-	ctf.streams = xcalloc(ctf.nr, sizeof(*ctf.streams));
-	for (unsigned int i = 0; i < ctf.nr; i++) {
+	ctf->nr = kt_merge_nr_files(dt->merge);
+	ctf->streams = xcalloc(ctf->nr, sizeof(*ctf->streams));
+	for (unsigned int i = 0; i < ctf->nr; i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
-		struct ctf_stream *s = &ctf.streams[i];
+		struct ctf_stream *s = &ctf->streams[i];
 
 		if ((!ref || ref->hdr.cpu < 0) && f->hdr.cpu >= 0)
 			ref = f;
@@ -230,8 +231,8 @@ static void open_streams(struct dtrace *dt)
 		snprintf(s->name, sizeof(s->name), s->user ? "tid%u" : "cpu%u",
 			 s->user ? s->tid : s->cpu);
 		for (int tries = 0; s->fd < 0; tries++) {
-			snprintf(path, sizeof(path), "%s/%s", ctf.dir, s->name);
-			s->fd = openat(ctf.dir_fd, s->name,
+			snprintf(path, sizeof(path), "%s/%s", ctf->dir, s->name);
+			s->fd = openat(ctf->dir_fd, s->name,
 				       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (s->fd < 0 && (errno != EEXIST || tries))
 				die("%s: %s", path, strerror(errno));
@@ -240,8 +241,8 @@ static void open_streams(struct dtrace *dt)
 		}
 		s->buf = xmalloc(PACKET_BYTES + EVENT_MAX);
 	}
-	make_uuid(dt);
-	write_metadata(ref ? ref : kt_merge_file(dt->merge, 0));
+	make_uuid(ctf, dt);
+	write_metadata(ctf, ref ? ref : kt_merge_file(dt->merge, 0));
 }
 
 /*
@@ -282,14 +283,18 @@ static int make_dir(const char *dir)
 	return fd;
 }
 
-static void start(struct dtrace *dt)
+static void *ctf_start(struct dtrace *dt, struct outbuf *o)
 {
-	ctf.dir = dt->output;
-	ctf.dir_fd = make_dir(ctf.dir);
-	open_streams(dt);
+	struct ctf *ctf = xcalloc(1, sizeof(*ctf));
+
+	ctf->dir = dt->output;
+	ctf->dir_fd = make_dir(ctf->dir);
+	ctf->fields = fields_table();
+	open_streams(ctf, dt);
+	return ctf;
 }
 
-static void write_packet(struct ctf_stream *s)
+static void write_packet(struct ctf *ctf, struct ctf_stream *s)
 {
 	char *p = s->buf;
 
@@ -305,16 +310,16 @@ static void write_packet(struct ctf_stream *s)
 		s->discarded = 0;
 		s->len = HEADER_LEN + CONTEXT_LEN(s->user);
 		s->end = s->begin;
-		write_packet(s);
+		write_packet(ctf, s);
 		s->discarded = lost;
 		s->end = end;
 		s->len = len;
 	}
 
 	p = put32(p, CTF_MAGIC);
-	memcpy(p, ctf.uuid, sizeof(ctf.uuid));
-	p = put32(p + sizeof(ctf.uuid), s->user);
-	p = put64(p, s - ctf.streams);
+	memcpy(p, ctf->uuid, sizeof(ctf->uuid));
+	p = put32(p + sizeof(ctf->uuid), s->user);
+	p = put64(p, s - ctf->streams);
 	p = put64(p, s->begin);
 	p = put64(p, s->end);
 	p = put64(p, (uint64_t)s->len * 8);
@@ -332,7 +337,7 @@ static void write_packet(struct ctf_stream *s)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			die("%s/%s: write error: %s", ctf.dir, s->name,
+			die("%s/%s: write error: %s", ctf->dir, s->name,
 			    n ? strerror(errno) : "no space");
 		off += n;
 	}
@@ -364,25 +369,24 @@ static char *put_comm(struct dtrace *dt, char *p, const struct ktfile_event *ev)
 
 static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
 {
+	struct ctf *ctf = dt->fmt_state;
 	const struct ktfile_event *ev = e->ev;
 	const struct ktev_desc *d = ktev_lookup(ev->code);
-	const struct fields *fs = d ? fields_of(d) : NULL;
+	const struct fields *fs = d ? fields_of(ctf->fields, d) : NULL;
 	struct ctf_stream *s;
+	bool is_lost;
 	uint64_t lost = 0;
 	char *p;
 
-	(void)o;
-	if (!ctf.streams)
-		start(dt);
-	s = &ctf.streams[e->file];
+	s = &ctf->streams[e->file];
 	if (!s->len) {
 		s->len = HEADER_LEN + CONTEXT_LEN(s->user);
 		if (!s->packets)
 			s->begin = ev->tsc;
 	}
 	p = s->buf + s->len;
-	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
-		lost = ev->args[0] | (uint64_t)ev->args[1] << 32;
+	is_lost = ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost);
+	if (is_lost) {
 		p = put32(p, ID_LOST);
 	} else if (fs && fs->nr_args == ev->nr_args) {
 		p = put32(p, ID_TABLE + (d - ktev_events));
@@ -393,7 +397,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	p = put64(p, ev->tsc);
 	p = put32(p, ev->tid);
 	p = put_comm(dt, p, ev);
-	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+	if (is_lost) {
 		p = put64(p, lost);
 	} else if (fs) {
 		for (unsigned int i = 0; i < fs->nr; i++) {
@@ -415,16 +419,15 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	/* the packet that ends at the marker counts the records lost before it */
 	s->discarded += lost;
 	if (lost || s->len >= PACKET_BYTES)
-		write_packet(s);
+		write_packet(ctf, s);
 }
 
 static void ctf_end(struct dtrace *dt, struct outbuf *o)
 {
-	(void)o;
-	if (!ctf.streams)
-		start(dt);
-	for (unsigned int i = 0; i < ctf.nr; i++) {
-		struct ctf_stream *s = &ctf.streams[i];
+	struct ctf *ctf = dt->fmt_state;
+
+	for (unsigned int i = 0; i < ctf->nr; i++) {
+		struct ctf_stream *s = &ctf->streams[i];
 
 		if (s->fd < 0)
 			continue;
@@ -434,18 +437,21 @@ static void ctf_end(struct dtrace *dt, struct outbuf *o)
 			s->begin = s->end = dt->t0;
 		}
 		if (s->len)
-			write_packet(s);
+			write_packet(ctf, s);
 		if (close(s->fd) < 0)
-			die("%s/%s: %s", ctf.dir, s->name, strerror(errno));
+			die("%s/%s: %s", ctf->dir, s->name, strerror(errno));
 		free(s->buf);
 	}
-	free(ctf.streams);
-	close(ctf.dir_fd);
-	memset(&ctf, 0, sizeof(ctf));	/* a format may run again (tests/fuzz) */
+	free(ctf->streams);
+	close(ctf->dir_fd);
+	free(ctf->fields);
+	free(ctf);
 }
 
 const struct dtrace_format dtrace_ctf = {
+	.name = "ctf",
+	.flags = DTRACE_FMT_TO_DIR,
+	.start = ctf_start,
 	.event = ctf_event,
 	.end = ctf_end,
-	.to_dir = true,
 };

@@ -2,11 +2,12 @@
 /*
  * dtrace: merge trace files and print them.
  *
- * main.c parses the options, merges the files and filters the events; each
- * output format is a struct dtrace_format in a file of its own (text.c,
- * summary.c, ...) that gets the events that passed the filters.  To add a
- * format: write its file, add it to DTRACE_SRCS in dtrace.mk and give it an
- * option in main.c's table.
+ * main.c parses the options, run.c merges the files and filters the
+ * events; each output format is a struct dtrace_format in a file of its
+ * own (text.c, summary.c, ...) that gets the events that passed the
+ * filters, and keeps its state in a struct of its own (dt->fmt_state).
+ * To add a format: write its file (dtrace.mk builds all of dtrace/) and
+ * give it an option in main.c's table.
  */
 #ifndef DTRACE_H
 #define DTRACE_H
@@ -57,6 +58,8 @@ static inline void out_commit(struct outbuf *o, char *p)
 	o->p = p;
 }
 
+struct calls;
+
 /* What dtrace knows of each file, by its reader's index. */
 struct dtrace_file {
 	bool selected;		/* passes -c */
@@ -74,6 +77,7 @@ struct dtrace {
 	uint64_t from_ns, to_ns;	/* --from/--to, relative to the first event */
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */
+	bool sites;		/* --sites: call sites in --calltree */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */
@@ -82,6 +86,9 @@ struct dtrace {
 	bool user_streams;	/* some files are user streams (symbols: one thread) */
 	uint64_t t0;		/* time stamp of the first event of the merge */
 	struct tasks *tasks;	/* names of the tasks, following the merge (NULL: --raw) */
+	struct sym_db *syms;	/* user streams' symbols (symbols.h) */
+	struct calls *calls;	/* the user threads' calls, for a DTRACE_FMT_CALLS format */
+	void *fmt_state;	/* the format's own, from its start() */
 	struct outbuf out;
 };
 
@@ -104,20 +111,35 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e);
 
 /*
- * An output format.  event() writes one event to @o; end(), if any, runs
- * after the last one.  A format that is @parallel may run event() on
- * several threads at once (each with its own @o, in batches whose output
- * the pipeline puts in order): it must keep no state between events, and
- * write at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes for an event.  A
- * format that is @to_dir writes files of its own in the directory -o names
- * (dt->output): @o is standard output then.
+ * An output format.  start(), if any, runs before the first event: what it
+ * returns is the format's state, dt->fmt_state, until end().  event()
+ * writes one event to @o; end(), if any, runs after the last one and frees
+ * the state.  @flags say what dtrace does for the format (DTRACE_FMT_*).
  */
 struct dtrace_format {
+	const char *name;
+	unsigned int flags;
+	void *(*start)(struct dtrace *dt, struct outbuf *o);
 	void (*event)(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e);
 	void (*end)(struct dtrace *dt, struct outbuf *o);
-	bool parallel;
-	bool to_dir;
 };
+
+/*
+ * event() may run on several threads at once (each with its own @o, in
+ * batches whose output the pipeline puts in order): it changes no state,
+ * and writes at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes an event.
+ */
+#define DTRACE_FMT_PARALLEL	(1u << 0)
+/* Files of its own in the directory -o names (dt->output): @o is stdout. */
+#define DTRACE_FMT_TO_DIR	(1u << 1)
+/* It replays the user threads' calls: dt->calls keeps them (calls.h) ... */
+#define DTRACE_FMT_CALLS	(1u << 2)
+/* ... with the threads' other events among them (--calltree) */
+#define DTRACE_FMT_CALL_EVENTS	(1u << 3)
+/* It shows the calls alone: they pass -e, which picks the other events. */
+#define DTRACE_FMT_CALL_VIEW	(1u << 4)
+/* With --raw it names no task: the names need not be followed. */
+#define DTRACE_FMT_RAW_NAMELESS	(1u << 5)
 
 /* a line's columns and text: a task column besides its text */
 #define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TASK_MAX + KTEV_TEXT_BOUND(nr_args))
@@ -134,6 +156,9 @@ extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c */
  * of @jobs threads where @fmt is parallel; returns the exit status.
  */
 int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs);
+/* What dtrace_run() does before the first event and after the last. */
+void dtrace_format_start(struct dtrace *dt, const struct dtrace_format *fmt);
+void dtrace_format_end(struct dtrace *dt, const struct dtrace_format *fmt);
 
 /*
  * pipeline.c: parallel formats run on @workers threads while the main

@@ -146,14 +146,11 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 			snprintf(fs->f[i].name, FIELD_NAME_MAX, "arg%u", fs->f[i].arg + 1);
 }
 
-const struct fields *fields_of(const struct ktev_desc *d)
+struct fields *fields_table(void)
 {
-	static struct fields *all;
+	struct fields *all = xcalloc(ktev_nr_events, sizeof(*all));
 
-	if (!all) {
-		all = xcalloc(ktev_nr_events, sizeof(*all));
-		for (unsigned int i = 0; i < ktev_nr_events; i++)
-			make_fields(&all[i], &ktev_events[i]);
-	}
-	return &all[d - ktev_events];
+	for (unsigned int i = 0; i < ktev_nr_events; i++)
+		make_fields(&all[i], &ktev_events[i]);
+	return all;
 }

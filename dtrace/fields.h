@@ -47,8 +47,15 @@ struct fields {
 	struct field f[FIELDS_MAX];
 };
 
-/* The fields of table entry @d: made once, on the first call (one thread). */
-const struct fields *fields_of(const struct ktev_desc *d);
+/* The fields of every entry of the event table, by index; free() it. */
+struct fields *fields_table(void);
+
+/* The fields of table entry @d, in @table from fields_table(). */
+static inline const struct fields *fields_of(const struct fields *table,
+					     const struct ktev_desc *d)
+{
+	return &table[d - ktev_events];
+}
 
 static inline uint64_t field_value(const struct field *f, const uint32_t *args)
 {

@@ -13,21 +13,25 @@
 #include "calls.h"
 #include "util.h"
 
-static struct {
+/* What the replay adds up, thread after thread. */
+struct flat {
+	const struct calls *calls;
 	struct call_totals *fns;	/* by sym_func id */
 	unsigned int nr;
 	uint64_t repairs;
-} flat;
+};
 
 static void flat_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
+	struct flat *flat = ctx;
+
 	if (s->kind == STEP_NOTE || (s->kind != STEP_EXIT && s->repair))
-		flat.repairs++;
+		flat->repairs++;
 	if (s->kind != STEP_EXIT)
 		return;
 	if (s->repair)
-		flat.repairs++;
-	calls_add_totals(&flat.fns, &flat.nr, s);
+		flat->repairs++;
+	calls_add_totals(flat->calls, &flat->fns, &flat->nr, s);
 }
 
 static int by_self(const void *a, const void *b)
@@ -44,11 +48,12 @@ static int by_self(const void *a, const void *b)
 static void flat_end(struct dtrace *dt, struct outbuf *o)
 {
 	unsigned int nr_threads, nr = 0;
-	struct call_thread **threads = calls_threads(dt, &nr_threads);
+	struct call_thread **threads = calls_threads(dt->calls, &nr_threads);
+	struct flat flat = { .calls = dt->calls };
 	uint64_t calls = 0;
 
 	for (unsigned int i = 0; i < nr_threads; i++)
-		calls_walk(threads[i], flat_step, NULL);
+		calls_walk(dt->calls, threads[i], flat_step, &flat);
 	for (unsigned int i = 0; i < flat.nr; i++)
 		if (flat.fns[i].fn)
 			flat.fns[nr++] = flat.fns[i];
@@ -79,11 +84,11 @@ static void flat_end(struct dtrace *dt, struct outbuf *o)
 		out_printf(o, "\n");
 	}
 	free(flat.fns);
-	memset(&flat, 0, sizeof(flat));
-	calls_free();
 }
 
 const struct dtrace_format dtrace_flat = {
+	.name = "flat",
+	.flags = DTRACE_FMT_CALLS | DTRACE_FMT_CALL_VIEW,
 	.event = calls_event,
 	.end = flat_end,
 };

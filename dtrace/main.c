@@ -184,16 +184,13 @@ static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
 
 static const struct dtrace_format *parse_format(const char *s)
 {
-	static const struct {
-		const char *name;
-		const struct dtrace_format *fmt;
-	} formats[] = {
-		{ "text", &dtrace_text }, { "ctf", &dtrace_ctf }, { "perfetto", &dtrace_perfetto },
+	static const struct dtrace_format *const formats[] = {
+		&dtrace_text, &dtrace_ctf, &dtrace_perfetto,
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(formats); i++)
-		if (!strcmp(s, formats[i].name))
-			return formats[i].fmt;
+		if (!strcmp(s, formats[i]->name))
+			return formats[i];
 	kt_usage_error("unknown format '%s' (text, ctf, perfetto)", s);
 }
 
@@ -236,7 +233,6 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case OPT_CALLTREE:
 			*fmt = &dtrace_calltree;
-			calls_with_events = true;
 			break;
 		case OPT_CALLGRAPH:
 			*fmt = &dtrace_callgraph;
@@ -245,7 +241,7 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			*fmt = &dtrace_flat;
 			break;
 		case OPT_SITES:
-			calls_with_sites = true;
+			dt->sites = true;
 			break;
 		case OPT_FORMAT:
 			*fmt = parse_format(optarg);
@@ -294,10 +290,9 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		kt_usage_error("--tsc and --absolute do not go together");
 	if (dt->to_ns < dt->from_ns)
 		kt_usage_error("--to is before --from");
-	if ((*fmt)->to_dir && !*output)
-		kt_usage_error("--format=ctf writes a directory: give it with -o DIR");
-	/* the calls are what these show: -e picks the other events */
-	if (*fmt == &dtrace_calltree || *fmt == &dtrace_callgraph || *fmt == &dtrace_flat)
+	if (((*fmt)->flags & DTRACE_FMT_TO_DIR) && !*output)
+		kt_usage_error("--format=%s writes a directory: give it with -o DIR", (*fmt)->name);
+	if ((*fmt)->flags & DTRACE_FMT_CALL_VIEW)
 		dt->mask |= KTRACE_GRP_func;
 }
 
@@ -325,7 +320,7 @@ static void setup_files(struct dtrace *dt)
 		if (cpu < 0) {
 			df->selected = !dt->cpus;
 			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3s", "-");
-			df->proc = sym_proc(f->hdr.pid, f->path);
+			df->proc = sym_proc(dt->syms, f->hdr.pid, f->path);
 			dt->user_streams = true;
 		} else {
 			df->selected = !dt->cpus || (cpu < MAX_CPUS && ktev_bit_test(dt->cpus, cpu));
@@ -439,9 +434,13 @@ int main(int argc, char **argv)
 		return 1;
 	if (!kt_merge_nr_files(dt.merge))
 		die("no readable trace file");
+	dt.syms = sym_db_new();
 	setup_files(&dt);
-	/* --raw text needs no names */
-	dt.tasks = dt.decode.raw && !dt.pids && fmt == &dtrace_text ? NULL : tasks_open(dt.merge);
+	/* -p needs the names: they say which process a thread belongs to */
+	if (dt.decode.raw && !dt.pids && (fmt->flags & DTRACE_FMT_RAW_NAMELESS))
+		dt.tasks = NULL;
+	else
+		dt.tasks = tasks_open(dt.merge);
 	dt.decode.put_task = tasks_put_ctx;
 	dt.decode.tasks = dt.tasks;
 	load_machine_files(&dt, &mf);
@@ -460,13 +459,14 @@ int main(int argc, char **argv)
 	}
 	dt.output = output;
 	/* before the formatting threads start; waited for at exit */
-	if (pager && !output && !fmt->to_dir)
+	if (pager && !output && !(fmt->flags & DTRACE_FMT_TO_DIR))
 		kt_pager_start();
-	out_open(&dt.out, fmt->to_dir ? NULL : output, inputs, nr_inputs);
+	out_open(&dt.out, fmt->flags & DTRACE_FMT_TO_DIR ? NULL : output, inputs, nr_inputs);
 	ret = dtrace_run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	kt_merge_close(dt.merge);
 	tasks_free(dt.tasks);
+	sym_db_free(dt.syms);
 	free(dt.files);
 	ksyms_free((struct ksyms *)dt.decode.ksyms);
 	irq_names_free((struct irq_names *)dt.decode.irqs);

@@ -56,14 +56,14 @@ struct pf_thread {
 	char comm[KTRACE_COMM_LEN + 1];	/* from a thread:name event */
 };
 
-static struct {
-	bool started;
+struct pf {
 	bool any;		/* an event is out: the next needs a comma */
 	uint64_t last_ns;
-	struct pf_file *files;
+	struct pf_file *files;	/* by file index */
 	unsigned int nr_files;
-	struct amap threads;		/* tid -> struct pf_thread */
-} pf;
+	struct amap threads;	/* tid -> struct pf_thread */
+	struct fields *fields;	/* the event table's, by index */
+};
 
 /* ---- JSON ------------------------------------------------------------------ */
 
@@ -96,13 +96,14 @@ static char *put_hex_str(char *p, uint64_t v)
  * The start of an event, up to the "ts" or "args" that follow:
  * {"ph":"i","name":"...","pid":1,"tid":2
  */
-static char *put_head(struct outbuf *o, char ph, const char *name, uint32_t pid, uint32_t tid)
+static char *put_head(struct pf *pf, struct outbuf *o, char ph, const char *name,
+		      uint32_t pid, uint32_t tid)
 {
 	char *p = out_reserve(o);
 
-	if (pf.any)
+	if (pf->any)
 		p = put_lit(p, ",\n");
-	pf.any = true;
+	pf->any = true;
 	p = put_lit(p, "{\"ph\":\"");
 	*p++ = ph;
 	p = put_lit(p, "\",\"name\":");
@@ -120,10 +121,10 @@ static char *put_ts(char *p, uint64_t ns)
 }
 
 /* A metadata event: thread_name, process_name, *_sort_index. */
-static void put_meta(struct outbuf *o, const char *what, uint32_t pid, uint32_t tid,
-		     const char *name, int sort_index)
+static void put_meta(struct pf *pf, struct outbuf *o, const char *what, uint32_t pid,
+		     uint32_t tid, const char *name, int sort_index)
 {
-	char *p = put_head(o, 'M', what, pid, tid);
+	char *p = put_head(pf, o, 'M', what, pid, tid);
 
 	p = put_lit(p, ",\"args\":{");
 	if (name) {
@@ -140,26 +141,26 @@ static void put_meta(struct outbuf *o, const char *what, uint32_t pid, uint32_t 
 
 /* ---- threads and their names ----------------------------------------------- */
 
-static struct pf_thread *find_thread(uint32_t tid)
+static struct pf_thread *find_thread(struct pf *pf, uint32_t tid)
 {
-	return tid ? amap_get(&pf.threads, tid) : NULL;
+	return tid ? amap_get(&pf->threads, tid) : NULL;
 }
 
-static struct pf_thread *add_thread(uint32_t tid)
+static struct pf_thread *add_thread(struct pf *pf, uint32_t tid)
 {
-	struct pf_thread *t = find_thread(tid);
+	struct pf_thread *t = find_thread(pf, tid);
 
 	if (!t) {
 		t = xcalloc(1, sizeof(*t));
 		*t = (struct pf_thread){ .tid = tid, .pid = tid };
-		amap_put(&pf.threads, tid, t);
+		amap_put(&pf->threads, tid, t);
 	}
 	return t;
 }
 
-static uint32_t pid_of(struct dtrace *dt, uint32_t tid, uint64_t tsc)
+static uint32_t pid_of(struct pf *pf, struct dtrace *dt, uint32_t tid, uint64_t tsc)
 {
-	struct pf_thread *t = find_thread(tid);
+	struct pf_thread *t = find_thread(pf, tid);
 	uint32_t pid = tasks_pid(dt->tasks, tid, tsc);
 
 	return pid ? pid : t ? t->pid : tid;
@@ -169,9 +170,9 @@ static uint32_t pid_of(struct dtrace *dt, uint32_t tid, uint64_t tsc)
  * What a CPU's slice for @tid is called: as the task was named then,
  * "wget-61" (tasks.h), else "comm 42" from a header, or "task 42".
  */
-static char *task_name(struct dtrace *dt, char *buf, uint32_t tid, uint64_t tsc)
+static char *task_name(struct pf *pf, struct dtrace *dt, char *buf, uint32_t tid, uint64_t tsc)
 {
-	struct pf_thread *t = find_thread(tid);
+	struct pf_thread *t = find_thread(pf, tid);
 
 	if (tasks_pid(dt->tasks, tid, tsc))
 		*tasks_put(dt->tasks, buf, tid, tsc, 0) = '\0';
@@ -181,14 +182,14 @@ static char *task_name(struct dtrace *dt, char *buf, uint32_t tid, uint64_t tsc)
 }
 
 /* A thread:name event: the thread's (and a main thread's process's) name. */
-static void event_name(struct outbuf *o, const struct ktfile_event *ev)
+static void event_name(struct pf *pf, struct outbuf *o, const struct ktfile_event *ev)
 {
 	uint32_t tid = ev->args[0], pid = ev->args[1];
 	struct pf_thread *t;
 
 	if (!tid || ev->nr_args < 2 + KTRACE_COMM_LEN / 4)
 		return;
-	t = add_thread(tid);
+	t = add_thread(pf, tid);
 	if (t->from_header)
 		return;
 	t->pid = pid;
@@ -196,37 +197,39 @@ static void event_name(struct outbuf *o, const struct ktfile_event *ev)
 	t->comm[KTRACE_COMM_LEN] = '\0';
 	t->name = t->comm;
 	if (tid == pid)
-		put_meta(o, "process_name", pid, pid, t->name, 0);
-	put_meta(o, "thread_name", pid, tid, t->name, 0);
+		put_meta(pf, o, "process_name", pid, pid, t->name, 0);
+	put_meta(pf, o, "thread_name", pid, tid, t->name, 0);
 }
 
 /* Fork keeps the comm: the child of a named task has its name until exec. */
-static void fork_name(struct outbuf *o, uint32_t parent, uint32_t child)
+static void fork_name(struct pf *pf, struct outbuf *o, uint32_t parent, uint32_t child)
 {
-	struct pf_thread *p = find_thread(parent), *c;
+	struct pf_thread *p = find_thread(pf, parent), *c;
 
-	if (!p || !p->name || !child || (find_thread(child) && find_thread(child)->from_header))
+	if (!p || !p->name || !child ||
+	    (find_thread(pf, child) && find_thread(pf, child)->from_header))
 		return;
-	c = add_thread(child);
+	c = add_thread(pf, child);
 	c->name = p->name;
-	put_meta(o, "process_name", c->pid, c->tid, c->name, 0);
-	put_meta(o, "thread_name", c->pid, c->tid, c->name, 0);
+	put_meta(pf, o, "process_name", c->pid, c->tid, c->name, 0);
+	put_meta(pf, o, "thread_name", c->pid, c->tid, c->name, 0);
 }
 
 /* The tracks: the CPUs', and the named threads from the user streams' headers. */
-static void start(struct dtrace *dt, struct outbuf *o)
+static void *perfetto_start(struct dtrace *dt, struct outbuf *o)
 {
+	struct pf *pf = xcalloc(1, sizeof(*pf));
 	char name[32];
 
-	pf.started = true;
-	pf.nr_files = kt_merge_nr_files(dt->merge);
-	pf.files = xcalloc(pf.nr_files, sizeof(*pf.files));
+	pf->fields = fields_table();
+	pf->nr_files = kt_merge_nr_files(dt->merge);
+	pf->files = xcalloc(pf->nr_files, sizeof(*pf->files));
 	out_printf(o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-	put_meta(o, "process_name", CPU_PID, CPU_PID, "CPUs", 0);
-	put_meta(o, "process_sort_index", CPU_PID, CPU_PID, NULL, -1);
-	for (unsigned int i = 0; i < pf.nr_files; i++) {
+	put_meta(pf, o, "process_name", CPU_PID, CPU_PID, "CPUs", 0);
+	put_meta(pf, o, "process_sort_index", CPU_PID, CPU_PID, NULL, -1);
+	for (unsigned int i = 0; i < pf->nr_files; i++) {
 		const struct ktfile_header *h = &kt_merge_file(dt->merge, i)->hdr;
-		struct pf_file *f = &pf.files[i];
+		struct pf_file *f = &pf->files[i];
 		struct pf_thread *t;
 
 		f->user = h->cpu < 0;
@@ -236,8 +239,8 @@ static void start(struct dtrace *dt, struct outbuf *o)
 			if (!dt->files[i].selected)
 				continue;
 			snprintf(name, sizeof(name), "CPU %d", h->cpu);
-			put_meta(o, "thread_name", f->pid, f->tid, name, 0);
-			put_meta(o, "thread_sort_index", f->pid, f->tid, NULL, h->cpu);
+			put_meta(pf, o, "thread_name", f->pid, f->tid, name, 0);
+			put_meta(pf, o, "thread_sort_index", f->pid, f->tid, NULL, h->cpu);
 			continue;
 		}
 		f->pid = h->pid;
@@ -245,22 +248,23 @@ static void start(struct dtrace *dt, struct outbuf *o)
 		if (!h->tid)
 			continue;
 		/* named for the CPUs' slices even when -c leaves the stream out */
-		t = add_thread(h->tid);
+		t = add_thread(pf, h->tid);
 		t->pid = h->pid;
 		t->name = h->comm;
 		t->from_header = true;
 		if (!dt->files[i].selected)
 			continue;
 		/* the process is named by its main thread, else its first stream */
-		if (h->tid == h->pid || !find_thread(h->pid) || !find_thread(h->pid)->name) {
-			t = add_thread(h->pid);
+		if (h->tid == h->pid || !find_thread(pf, h->pid) || !find_thread(pf, h->pid)->name) {
+			t = add_thread(pf, h->pid);
 			t->pid = h->pid;
 			if (!t->from_header)
 				t->name = h->comm;
-			put_meta(o, "process_name", h->pid, h->pid, h->comm, 0);
+			put_meta(pf, o, "process_name", h->pid, h->pid, h->comm, 0);
 		}
-		put_meta(o, "thread_name", h->pid, h->tid, h->comm, 0);
+		put_meta(pf, o, "thread_name", h->pid, h->tid, h->comm, 0);
 	}
+	return pf;
 }
 
 /* ---- events ---------------------------------------------------------------- */
@@ -284,18 +288,18 @@ static void put_slice_end(struct outbuf *o, const struct pf_file *f, uint64_t ns
 }
 
 /* An instant event; @args: the inside of its "args" object. */
-static char *put_instant(struct outbuf *o, const char *name, uint32_t pid, uint32_t tid,
-			 uint64_t ns)
+static char *put_instant(struct pf *pf, struct outbuf *o, const char *name, uint32_t pid,
+			 uint32_t tid, uint64_t ns)
 {
-	char *p = put_head(o, 'i', name, pid, tid);
+	char *p = put_head(pf, o, 'i', name, pid, tid);
 
 	p = put_lit(p, ",\"s\":\"t\"");
 	p = put_ts(p, ns);
 	return put_lit(p, ",\"args\":{");
 }
 
-static void cpu_switch(struct dtrace *dt, struct outbuf *o, struct pf_file *f, uint64_t ns,
-		       uint32_t next, uint64_t tsc)
+static void cpu_switch(struct pf *pf, struct dtrace *dt, struct outbuf *o, struct pf_file *f,
+		       uint64_t ns, uint32_t next, uint64_t tsc)
 {
 	char name[KTEV_TASK_MAX + 64], *p;
 
@@ -304,31 +308,39 @@ static void cpu_switch(struct dtrace *dt, struct outbuf *o, struct pf_file *f, u
 	f->running = next != 0;		/* the idle task is no slice */
 	if (!next)
 		return;
-	p = put_head(o, 'B', task_name(dt, name, next, tsc), f->pid, f->tid);
+	p = put_head(pf, o, 'B', task_name(pf, dt, name, next, tsc), f->pid, f->tid);
 	p = put_ts(p, ns);
 	p = put_lit(p, ",\"args\":{\"tid\":");
 	p = ktev_put_u64(p, next);
 	out_commit(o, put_lit(p, "}}"));
 }
 
-static struct sym_proc *proc_of(struct dtrace *dt, unsigned int file)
+static struct sym_proc *proc_of(struct pf *pf, struct dtrace *dt, unsigned int file)
 {
-	struct pf_file *f = &pf.files[file];
+	struct pf_file *f = &pf->files[file];
 
 	if (!f->proc)
-		f->proc = sym_proc(f->pid, kt_merge_file(dt->merge, file)->path);
+		f->proc = sym_proc(dt->syms, f->pid, kt_merge_file(dt->merge, file)->path);
 	return f->proc;
 }
+
+/* Where the replay of the calls writes. */
+struct pf_walk {
+	struct pf *pf;
+	struct outbuf *o;
+};
 
 /* A step of a thread's calls (calls.c) as a slice's begin or end. */
 static void call_step(void *ctx, struct call_thread *t, const struct call_step *s)
 {
-	struct outbuf *o = ctx;
+	const struct pf_walk *w = ctx;
+	struct pf *pf = w->pf;
+	struct outbuf *o = w->o;
 	char *p;
 
 	switch (s->kind) {
 	case STEP_ENTER:
-		p = put_head(o, 'B', s->fn->name, t->pid, t->tid);
+		p = put_head(pf, o, 'B', s->fn->name, t->pid, t->tid);
 		p = put_ts(p, s->ns);
 		p = put_lit(p, ",\"args\":{\"from\":");
 		p = put_hex_str(p, s->site);
@@ -354,7 +366,7 @@ static void call_step(void *ctx, struct call_thread *t, const struct call_step *
 	case STEP_NOTE:
 		if (!s->fn)
 			break;	/* lost records: their instant went out in time */
-		p = put_instant(o, "exit without entry", t->pid, t->tid, s->ns);
+		p = put_instant(pf, o, "exit without entry", t->pid, t->tid, s->ns);
 		p = put_lit(p, "\"function\":");
 		p = put_str(p, s->fn->name, NAME_MAX_LEN);
 		out_commit(o, put_lit(p, "}}"));
@@ -365,12 +377,13 @@ static void call_step(void *ctx, struct call_thread *t, const struct call_step *
 }
 
 /* Any other event: an instant with the text and the fields. */
-static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
+static void put_event(struct pf *pf, struct dtrace *dt, struct outbuf *o,
+		      const struct dtrace_event *e)
 {
 	const struct ktfile_event *ev = e->ev;
-	const struct pf_file *f = &pf.files[e->file];
+	const struct pf_file *f = &pf->files[e->file];
 	const struct ktev_desc *d = ktev_lookup(ev->code);
-	const struct fields *fs = d ? fields_of(d) : NULL;
+	const struct fields *fs = d ? fields_of(pf->fields, d) : NULL;
 	char name[KTEV_NAME_MAX], text[KTEV_TEXT_MAX], *p;
 	uint32_t pid = f->pid, tid = f->tid;
 	const char *uname, *ufmt;
@@ -378,15 +391,15 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	/* a kernel event is its thread's; tid 0 (idle, interrupts) stays on the CPU */
 	if (!f->user && ev->tid) {
 		tid = ev->tid;
-		pid = pid_of(dt, tid, ev->tsc);
+		pid = pid_of(pf, dt, tid, ev->tsc);
 	}
 	*ktev_put_name(name, ev->code, 0) = '\0';
 	/* a user event the program named */
 	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
-	    (uname = sym_event_name(proc_of(dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
+	    (uname = sym_event_name(proc_of(pf, dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
 		snprintf(name, sizeof(name), "user:%.60s", uname);
 	*dtrace_put_text(dt, text, e) = '\0';	/* as the listing says it */
-	p = put_instant(o, name, pid, tid, e->ns);
+	p = put_instant(pf, o, name, pid, tid, e->ns);
 	if (!f->user) {
 		p = put_lit(p, "\"cpu\":");
 		p = ktev_put_u64(p, f->tid - CPU_PID);
@@ -435,20 +448,19 @@ static void put_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 
 static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
 {
+	struct pf *pf = dt->fmt_state;
 	const struct ktfile_event *ev = e->ev;
-	struct pf_file *f;
+	struct pf_file *f = &pf->files[e->file];
+	uint64_t lost;
 	char *p;
 
-	if (!pf.started)
-		start(dt, o);
-	f = &pf.files[e->file];
-	pf.last_ns = e->ns;
-	if (ev->code == KTRACE_META_LOST && ev->nr_args >= 2) {
+	pf->last_ns = e->ns;
+	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
 		if (f->user)
 			calls_event(dt, o, e);	/* where the calls have a gap */
-		p = put_instant(o, "lost records", f->pid, f->tid, e->ns);
+		p = put_instant(pf, o, "lost records", f->pid, f->tid, e->ns);
 		p = put_lit(p, "\"count\":");
-		p = ktev_put_u64(p, ev->args[0] | (uint64_t)ev->args[1] << 32);
+		p = ktev_put_u64(p, lost);
 		out_commit(o, put_lit(p, "}}"));
 		return;
 	}
@@ -458,40 +470,43 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 		return;
 	}
 	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2 && !f->user) {
-		cpu_switch(dt, o, f, e->ns, ev->args[1], ev->tsc);
+		cpu_switch(pf, dt, o, f, e->ns, ev->args[1], ev->tsc);
 		return;
 	}
 	if (ev->code == KTRACE_thread_fork && ev->nr_args == 2)
-		fork_name(o, ev->args[0], ev->args[1]);
+		fork_name(pf, o, ev->args[0], ev->args[1]);
 	if (ev->code == KTRACE_thread_name && !f->user)
-		event_name(o, ev);
-	put_event(dt, o, e);
+		event_name(pf, o, ev);
+	put_event(pf, dt, o, e);
 }
 
 static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 {
+	struct pf *pf = dt->fmt_state;
+	struct pf_walk w = { pf, o };
 	struct call_thread **threads;
 	unsigned int nr = 0;
 
-	if (!pf.started)
-		start(dt, o);
-	for (unsigned int i = 0; i < pf.nr_files; i++)
-		if (pf.files[i].running)
-			put_slice_end(o, &pf.files[i], pf.last_ns, NULL);
-	threads = calls_has_threads() ? calls_threads(dt, &nr) : NULL;
+	for (unsigned int i = 0; i < pf->nr_files; i++)
+		if (pf->files[i].running)
+			put_slice_end(o, &pf->files[i], pf->last_ns, NULL);
+	threads = calls_has_threads(dt->calls) ? calls_threads(dt->calls, &nr) : NULL;
 	for (unsigned int i = 0; i < nr; i++)
-		calls_walk(threads[i], call_step, o);
-	calls_free();
+		calls_walk(dt->calls, threads[i], call_step, &w);
 	out_printf(o, "\n]}\n");
-	free(pf.files);
-	for (size_t i = 0; i < pf.threads.cap; i++)
-		free(pf.threads.vals[i]);
-	free(pf.threads.keys);
-	free(pf.threads.vals);
-	memset(&pf, 0, sizeof(pf));
+	free(pf->files);
+	for (size_t i = 0; i < pf->threads.cap; i++)
+		free(pf->threads.vals[i]);
+	free(pf->threads.keys);
+	free(pf->threads.vals);
+	free(pf->fields);
+	free(pf);
 }
 
 const struct dtrace_format dtrace_perfetto = {
+	.name = "perfetto",
+	.flags = DTRACE_FMT_CALLS,
+	.start = perfetto_start,
 	.event = perfetto_event,
 	.end = perfetto_end,
 };

@@ -5,6 +5,7 @@
  * Apart from main.c so that the fuzzers (tests/fuzz/kstream.h) run the
  * loop dtrace runs, not a copy of it.
  */
+#include "calls.h"
 #include "dtrace.h"
 #include "tasks.h"
 
@@ -47,6 +48,22 @@ static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
 			(!dt->pids || pid_selected(dt, f, ev)));
 }
 
+void dtrace_format_start(struct dtrace *dt, const struct dtrace_format *fmt)
+{
+	if (fmt->flags & DTRACE_FMT_CALLS)
+		dt->calls = calls_new(dt, fmt->flags & DTRACE_FMT_CALL_EVENTS);
+	dt->fmt_state = fmt->start ? fmt->start(dt, &dt->out) : NULL;
+}
+
+void dtrace_format_end(struct dtrace *dt, const struct dtrace_format *fmt)
+{
+	if (fmt->end)
+		fmt->end(dt, &dt->out);
+	dt->fmt_state = NULL;
+	calls_free(dt->calls);
+	dt->calls = NULL;
+}
+
 /*
  * Merge, filter, hand to the format: on this thread, or packed for the
  * pipeline's workers, with the names of its tasks then.  The names follow
@@ -58,8 +75,9 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 	struct ktfile_reader *f;
 	bool first = true;
 
+	dtrace_format_start(dt, fmt);
 	/* symbols of user streams are looked up on this thread only */
-	if (fmt->parallel && jobs > 1 && !dt->user_streams)
+	if ((fmt->flags & DTRACE_FMT_PARALLEL) && jobs > 1 && !dt->user_streams)
 		pl = pipeline_start(dt, fmt, jobs);
 	while ((f = kt_merge_next(dt->merge))) {
 		const struct ktfile_event *ev = &f->ev;
@@ -94,7 +112,6 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 	}
 	if (pl)
 		pipeline_finish(pl);
-	if (fmt->end)
-		fmt->end(dt, &dt->out);
+	dtrace_format_end(dt, fmt);
 	return kt_merge_failed(dt->merge) ? 1 : 0;
 }

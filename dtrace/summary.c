@@ -26,50 +26,57 @@ struct file_counts {
 	uint64_t lost;
 };
 
-static struct {
+struct summary {
 	uint64_t by_code[KTRACE_NR_GROUPS][256];	/* one group bit, no flags */
 	uint64_t other;					/* any other code */
 	uint64_t events;
 	uint64_t first_ns, last_ns;
-	struct file_counts *files;
+	struct file_counts *files;			/* by file index */
 	struct amap tasks;				/* tid -> struct task_count */
-} sum;
+};
+
+static void *summary_start(struct dtrace *dt, struct outbuf *o)
+{
+	struct summary *sum = xcalloc(1, sizeof(*sum));
+
+	sum->files = xcalloc(kt_merge_nr_files(dt->merge), sizeof(*sum->files));
+	return sum;
+}
 
 static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
 {
+	struct summary *sum = dt->fmt_state;
 	const struct ktfile_event *ev = e->ev;
 	uint64_t ns = e->ns;
 	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
-	struct file_counts *fc;
+	struct file_counts *fc = &sum->files[e->file];
+	uint64_t lost;
 
-	if (!sum.files)
-		sum.files = xcalloc(kt_merge_nr_files(dt->merge), sizeof(*sum.files));
-	fc = &sum.files[e->file];
-	if (ev->code == KTRACE_META_LOST) {
+	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
 		fc->lost_markers++;
-		fc->lost += ev->args[0] | (uint64_t)ev->args[1] << 32;
+		fc->lost += lost;
 		return;
 	}
 	if (grp) {
-		struct task_count *tc = amap_get(&sum.tasks, ev->tid);
+		struct task_count *tc = amap_get(&sum->tasks, ev->tid);
 
 		if (!tc) {
 			tc = xcalloc(1, sizeof(*tc));
 			tc->tid = ev->tid;
-			amap_put(&sum.tasks, ev->tid, tc);
+			amap_put(&sum->tasks, ev->tid, tc);
 		}
 		tc->events++;
 		tc->task_len = tasks_put_named(&e->names, tc->task, ev->tid, 0) - tc->task;
 	}
-	if (!sum.events++)
-		sum.first_ns = ns;
-	sum.last_ns = ns;
+	if (!sum->events++)
+		sum->first_ns = ns;
+	sum->last_ns = ns;
 	fc->events++;
 	if (grp && !(grp & (grp - 1)) &&
 	    !(ev->code & (KTRACE_EVT_CONT | KTRACE_EVT_END)))
-		sum.by_code[__builtin_ctz(grp)][KTRACE_SUB(ev->code)]++;
+		sum->by_code[__builtin_ctz(grp)][KTRACE_SUB(ev->code)]++;
 	else
-		sum.other++;
+		sum->other++;
 }
 
 static void put_us(struct outbuf *o, uint64_t ns)
@@ -90,14 +97,14 @@ static int by_events(const void *a, const void *b)
 }
 
 /* The busiest tasks, as comm-tid (their name at their last event). */
-static void put_tasks(struct dtrace *dt, struct outbuf *o)
+static void put_tasks(struct dtrace *dt, struct summary *sum, struct outbuf *o)
 {
-	struct task_count **v = xcalloc(sum.tasks.nr + 1, sizeof(*v));
+	struct task_count **v = xcalloc(sum->tasks.nr + 1, sizeof(*v));
 	size_t nr = 0;
 
-	for (size_t i = 0; i < sum.tasks.cap; i++)
-		if (sum.tasks.keys[i])
-			v[nr++] = sum.tasks.vals[i];
+	for (size_t i = 0; i < sum->tasks.cap; i++)
+		if (sum->tasks.keys[i])
+			v[nr++] = sum->tasks.vals[i];
 	qsort(v, nr, sizeof(*v), by_events);
 	if (nr > TOP_TASKS)
 		out_printf(o, "\n%-24s %12s  (the %d busiest of %zu)\n", "task", "events",
@@ -119,8 +126,8 @@ static void put_tasks(struct dtrace *dt, struct outbuf *o)
 		free(v[i]);
 	}
 	free(v);
-	free(sum.tasks.keys);
-	free(sum.tasks.vals);
+	free(sum->tasks.keys);
+	free(sum->tasks.vals);
 }
 
 /*
@@ -153,14 +160,15 @@ static void put_ends(struct dtrace *dt, struct outbuf *o)
 
 static void summary_end(struct dtrace *dt, struct outbuf *o)
 {
+	struct summary *sum = dt->fmt_state;
 	unsigned int nr_files = kt_merge_nr_files(dt->merge);
-	uint64_t span = sum.last_ns - sum.first_ns, lost = 0, markers = 0;
+	uint64_t span = sum->last_ns - sum->first_ns, lost = 0, markers = 0;
 
-	for (unsigned int i = 0; sum.files && i < nr_files; i++) {
-		lost += sum.files[i].lost;
-		markers += sum.files[i].lost_markers;
+	for (unsigned int i = 0; i < nr_files; i++) {
+		lost += sum->files[i].lost;
+		markers += sum->files[i].lost_markers;
 	}
-	out_printf(o, "events      %llu in %u files\n", (unsigned long long)sum.events,
+	out_printf(o, "events      %llu in %u files\n", (unsigned long long)sum->events,
 		   nr_files);
 	out_printf(o, "lost        %llu records (%llu markers)\n",
 		   (unsigned long long)lost, (unsigned long long)markers);
@@ -168,12 +176,12 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 	out_printf(o, "time span   ");
 	put_us(o, span);
 	out_printf(o, " us (");
-	put_us(o, sum.first_ns);
+	put_us(o, sum->first_ns);
 	out_printf(o, " to ");
-	put_us(o, sum.last_ns);
+	put_us(o, sum->last_ns);
 	out_printf(o, ")\n");
 	if (span)
-		out_printf(o, "rate        %.0f events/s\n", sum.events * 1e9 / span);
+		out_printf(o, "rate        %.0f events/s\n", sum->events * 1e9 / span);
 	else
 		out_printf(o, "rate        -\n");
 
@@ -182,7 +190,7 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 		uint64_t total = 0;
 
 		for (unsigned int sub = 0; sub < 256; sub++)
-			total += sum.by_code[bit][sub];
+			total += sum->by_code[bit][sub];
 		if (!total)
 			continue;
 		out_printf(o, "  %-22s %12llu\n", ktev_group_name(bit) ?: "?",
@@ -191,28 +199,28 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 			uint32_t code = (1u << bit) | sub << KTRACE_SUB_SHIFT;
 			char *p;
 
-			if (!sum.by_code[bit][sub])
+			if (!sum->by_code[bit][sub])
 				continue;
 			p = out_reserve(o);
 			p = memset(p, ' ', 4) + 4;
 			p = ktev_put_name(p, code, 20);
 			*p++ = ' ';
-			p = ktev_put_u64_width(p, sum.by_code[bit][sub], 12);
+			p = ktev_put_u64_width(p, sum->by_code[bit][sub], 12);
 			*p++ = '\n';
 			out_commit(o, p);
 		}
 	}
-	if (sum.other)
+	if (sum->other)
 		out_printf(o, "  %-22s %12llu\n", "other",
-			   (unsigned long long)sum.other);
+			   (unsigned long long)sum->other);
 
-	put_tasks(dt, o);
+	put_tasks(dt, sum, o);
 
 	out_printf(o, "\n%5s %12s %12s %8s  %s\n", "cpu", "events", "lost", "markers",
 		   "file");
 	for (unsigned int i = 0; i < nr_files; i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
-		struct file_counts fc = sum.files ? sum.files[i] : (struct file_counts){ 0 };
+		struct file_counts fc = sum->files[i];
 
 		out_printf(o, "%5.*s %12llu %12llu %8llu  %s", dt->files[i].cpu_len,
 			   dt->files[i].cpu, (unsigned long long)fc.events,
@@ -225,11 +233,13 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 			out_printf(o, "  (torn tail, %llu bytes)", (unsigned long long)f->torn);
 		out_printf(o, "\n");
 	}
-	free(sum.files);
-	memset(&sum, 0, sizeof(sum));	/* a format may run again (tests/fuzz) */
+	free(sum->files);
+	free(sum);
 }
 
 const struct dtrace_format dtrace_summary = {
+	.name = "summary",
+	.start = summary_start,
 	.event = summary_event,
 	.end = summary_end,
 };

@@ -40,6 +40,7 @@ struct module {
 	Dwfl_Module *mod;		/* NULL: no file, addresses stay numbers */
 	bool opened;			/* module_open() was called */
 	struct amap funcs;		/* function start (file address) -> sym_func */
+	struct sym_db *db;
 	struct module *next;
 };
 
@@ -60,6 +61,7 @@ struct sym_proc {
 	unsigned int nr_snaps;
 	bool moved;			/* two snapshots map an address to different files */
 	struct amap moved_at;		/* address -> 1: mapped differently, 2: not */
+	struct sym_db *db;
 	struct sym_proc *next;
 };
 
@@ -67,22 +69,23 @@ struct sym_proc {
 #define SNAP_KEY_SHIFT	48
 #define SNAP_KEY_MAX	((1u << 15) - 1)
 
-static struct module *modules;
-static struct sym_proc *procs;
-static struct sym_func **funcs;		/* by id */
-static unsigned int nr_funcs, funcs_alloc;
-static char *debuginfo_path;
+/*
+ * Everything found so far, for one run of dtrace: an object file is read
+ * once, whatever the number of processes that mapped it, and a function
+ * has one id, so the views can count by it.
+ */
+struct sym_db {
+	struct module *modules;
+	struct sym_proc *procs;
+	struct sym_func **funcs;	/* by id */
+	unsigned int nr_funcs, funcs_alloc;
+	char *debuginfo_path;		/* KTRACE_DEBUGINFO_PATH; NULL: the default */
+	Dwfl_Callbacks callbacks;	/* each module's Dwfl keeps a pointer to them */
+};
 
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name);
-
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
 
 static const char *base_name(const char *path)
 {
@@ -91,24 +94,23 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static char *find_by_build_id(const char *id);
+static char *find_by_build_id(const struct sym_db *db, const char *id);
 
 /* CRC-32 (the .gnu_debuglink checksum) of the rest of @fd; false on a read error. */
 static bool file_crc32(int fd, uint32_t *crc)
 {
-	static uint32_t table[256];
 	unsigned char buf[65536];
-	uint32_t c = 0xffffffff;
+	uint32_t table[256], c = 0xffffffff;
 	ssize_t n;
 
-	if (!table[1])
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t v = i;
+	/* made for each file: next to reading one, it costs nothing */
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t v = i;
 
-			for (int k = 0; k < 8; k++)
-				v = v & 1 ? 0xedb88320 ^ (v >> 1) : v >> 1;
-			table[i] = v;
-		}
+		for (int k = 0; k < 8; k++)
+			v = v & 1 ? 0xedb88320 ^ (v >> 1) : v >> 1;
+		table[i] = v;
+	}
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -147,12 +149,14 @@ static int open_debug(const char *path, GElf_Word crc, char **found)
  * or in each entry of the path ("": the file's directory; relative: below
  * it; absolute: that directory with the file's directory below).  A
  * leading '-' on an entry skips the CRC check, as libdwfl's does.
+ * @userdata is the module's: its struct module (report()).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name)
 {
-	const char *list = debuginfo_path ? debuginfo_path : ":.debug:/usr/lib/debug";
+	const struct sym_db *db = ((struct module *)*userdata)->db;
+	const char *list = db->debuginfo_path ? db->debuginfo_path : ":.debug:/usr/lib/debug";
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &bits, &vaddr), fd = -1;
@@ -164,7 +168,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 		for (int i = 0; i < len; i++)
 			snprintf(hex + 2 * i, 3, "%02x", bits[i]);
-		by_id = find_by_build_id(hex);
+		by_id = find_by_build_id(db, hex);
 		if (by_id)
 			fd = open_debug(by_id, 0, debuginfo_file_name);
 		free(by_id);
@@ -207,9 +211,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 }
 
 /* A file named by build id in the debug directories: .build-id/ab/cdef... */
-static char *find_by_build_id(const char *id)
+static char *find_by_build_id(const struct sym_db *db, const char *id)
 {
-	const char *list = debuginfo_path ? debuginfo_path : "/usr/lib/debug";
+	const char *list = db->debuginfo_path ? db->debuginfo_path : "/usr/lib/debug";
 	char path[4096];
 
 	if (strlen(id) < 4 || !strcmp(id, "-"))
@@ -253,6 +257,7 @@ static bool build_id_matches(Dwfl_Module *mod, const char *id)
 static Dwfl_Module *report(struct module *m, const char *file, int *err)
 {
 	int fd = kt_open_regular(file);
+	void **userdata;
 
 	*err = fd < 0 ? -fd : 0;
 	m->mod = NULL;
@@ -260,23 +265,28 @@ static Dwfl_Module *report(struct module *m, const char *file, int *err)
 		return NULL;
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
-	m->dwfl = dwfl_begin(&callbacks);
+	m->dwfl = dwfl_begin(&m->db->callbacks);
 	if (!m->dwfl)
 		die("libdwfl: %s", dwfl_errmsg(-1));
 	dwfl_report_begin(m->dwfl);
 	/* at file address 0: the process's bias is applied by the caller */
 	m->mod = dwfl_report_elf(m->dwfl, m->name, file, fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod)
+	if (!m->mod) {
 		close(fd);		/* libdwfl keeps the fd only on success */
+		return NULL;
+	}
+	/* find_debuginfo() gets it: the debug path is the database's */
+	dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = m;
 	return m->mod;
 }
 
-static struct module *module_get(const char *path, const char *build_id)
+static struct module *module_get(struct sym_db *db, const char *path, const char *build_id)
 {
 	struct module *m;
 
-	for (m = modules; m; m = m->next)
+	for (m = db->modules; m; m = m->next)
 		if (!strcmp(m->path, path) && !strcmp(m->build_id, build_id))
 			return m;
 	m = xcalloc(1, sizeof(*m));
@@ -284,8 +294,9 @@ static struct module *module_get(const char *path, const char *build_id)
 	m->build_id = xstrdup(build_id);
 	m->name = base_name(m->path);
 	m->shown = kt_escape_dup(path, SIZE_MAX, KT_ESC_TEXT);
-	m->next = modules;
-	modules = m;
+	m->db = db;
+	m->next = db->modules;
+	db->modules = m;
 	return m;
 }
 
@@ -301,7 +312,7 @@ static Dwfl_Module *module_open(struct module *m)
 	if (report(m, m->path, &err) && build_id_matches(m->mod, m->build_id))
 		return m->mod;
 	/* gone, or rebuilt since: the debug file of the traced build, by its id */
-	alt = find_by_build_id(m->build_id);
+	alt = find_by_build_id(m->db, m->build_id);
 	if (alt && report(m, alt, &alt_err) && build_id_matches(m->mod, m->build_id)) {
 		pr_debug("%s: symbols from %s", m->shown, alt);
 	} else if (m->mod) {
@@ -431,7 +442,7 @@ static void load_maps(struct sym_proc *p, const char *path)
 
 			p->objs = xrealloc(p->objs, (p->nr_objs + 1) * sizeof(*p->objs));
 			o = &p->objs[p->nr_objs++];
-			*o = (struct object){ bias, start, end, snapshot, module_get(line + pos, id) };
+			*o = (struct object){ bias, start, end, snapshot, module_get(p->db, line + pos, id) };
 		} else if (sscanf(line, "event %u %n", &sub, &pos) == 1 && sub && sub < 256) {
 			char *name = line + pos;
 
@@ -454,20 +465,33 @@ static void load_maps(struct sym_proc *p, const char *path)
 	p->moved = any_moved(p);
 }
 
-struct sym_proc *sym_proc(uint32_t pid, const char *stream_path)
+struct sym_db *sym_db_new(void)
+{
+	struct sym_db *db = xcalloc(1, sizeof(*db));
+
+	db->debuginfo_path = getenv("KTRACE_DEBUGINFO_PATH");
+	db->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &db->debuginfo_path,
+	};
+	return db;
+}
+
+struct sym_proc *sym_proc(struct sym_db *db, uint32_t pid, const char *stream_path)
 {
 	struct sym_proc *p;
 	char *path;
 
-	for (p = procs; p; p = p->next)
+	for (p = db->procs; p; p = p->next)
 		if (p->pid == pid)
 			return p;
-	if (!debuginfo_path && getenv("KTRACE_DEBUGINFO_PATH"))
-		debuginfo_path = getenv("KTRACE_DEBUGINFO_PATH");
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
-	p->next = procs;
-	procs = p;
+	p->db = db;
+	p->next = db->procs;
+	db->procs = p;
 	path = sym_maps_path(pid, stream_path);
 	load_maps(p, path);
 	free(path);
@@ -500,7 +524,8 @@ static const struct object *find_object(struct sym_proc *p, uint64_t addr)
  * \xNN, see escape.h), so every view prints them safely and DOT and JSON
  * escape their own quotes on top.  Takes @name.
  */
-static struct sym_func *new_func(char *name, const char *file, unsigned int line)
+static struct sym_func *new_func(struct sym_db *db, char *name, const char *file,
+				 unsigned int line)
 {
 	struct sym_func *f = xcalloc(1, sizeof(*f));
 
@@ -508,12 +533,12 @@ static struct sym_func *new_func(char *name, const char *file, unsigned int line
 	free(name);
 	f->file = file ? kt_escape_dup(base_name(file), SIZE_MAX, KT_ESC_TEXT) : NULL;
 	f->line = line;
-	if (nr_funcs == funcs_alloc) {
-		funcs_alloc = funcs_alloc ? 2 * funcs_alloc : 256;
-		funcs = xrealloc(funcs, funcs_alloc * sizeof(*funcs));
+	if (db->nr_funcs == db->funcs_alloc) {
+		db->funcs_alloc = db->funcs_alloc ? 2 * db->funcs_alloc : 256;
+		db->funcs = xrealloc(db->funcs, db->funcs_alloc * sizeof(*db->funcs));
 	}
-	f->id = nr_funcs;
-	funcs[nr_funcs++] = f;
+	f->id = db->nr_funcs;
+	db->funcs[db->nr_funcs++] = f;
 	return f;
 }
 
@@ -582,12 +607,12 @@ static struct sym_func *resolve(struct module *m, uint64_t vaddr)
 			file = dwarf_decl_file(&die);
 			dwarf_decl_line(&die, &line);
 		}
-		f = new_func(demangle(name), file, line);
+		f = new_func(m->db, demangle(name), file, line);
 	} else {
 		char *hex = xmalloc(strlen(m->name) + 24);
 
 		sprintf(hex, "%s+0x%llx", m->name, (unsigned long long)vaddr);
-		f = new_func(hex, NULL, 0);
+		f = new_func(m->db, hex, NULL, 0);
 	}
 	amap_put(&m->funcs, start, f);
 	return f;
@@ -607,7 +632,7 @@ const struct sym_func *sym_func(struct sym_proc *p, uint64_t addr)
 		char *hex = xmalloc(24);
 
 		sprintf(hex, "0x%llx", (unsigned long long)addr);
-		f = new_func(hex, NULL, 0);
+		f = new_func(p->db, hex, NULL, 0);
 	}
 	amap_put(&p->cache, addr, f);
 	return f;
@@ -712,20 +737,20 @@ const struct sym_func *sym_func_low(struct sym_proc *p, uint32_t low)
 		char *hex = xmalloc(32);
 
 		sprintf(hex, "0x...%08x", low);
-		f = new_func(hex, NULL, 0);
+		f = new_func(p->db, hex, NULL, 0);
 	}
 	amap_put(&p->cache, key, f);
 	return f;
 }
 
-unsigned int sym_nr_funcs(void)
+unsigned int sym_nr_funcs(const struct sym_db *db)
 {
-	return nr_funcs;
+	return db->nr_funcs;
 }
 
-const struct sym_func *sym_func_by_id(unsigned int id)
+const struct sym_func *sym_func_by_id(const struct sym_db *db, unsigned int id)
 {
-	return id < nr_funcs ? funcs[id] : NULL;
+	return id < db->nr_funcs ? db->funcs[id] : NULL;
 }
 
 /* ---- call sites ----------------------------------------------------------------- */
@@ -928,12 +953,14 @@ char *sym_put_text(char *p, struct sym_proc *proc, const struct ktfile_event *ev
 	return ktev_put_text(p, ev->code, ev->args, ev->nr_args, ctx);
 }
 
-void sym_free(void)
+void sym_db_free(struct sym_db *db)
 {
-	while (procs) {
-		struct sym_proc *p = procs;
+	if (!db)
+		return;
+	while (db->procs) {
+		struct sym_proc *p = db->procs;
 
-		procs = p->next;
+		db->procs = p->next;
 		for (unsigned int i = 0; i < 256; i++) {
 			free(p->event_name[i]);
 			free(p->event_format[i]);
@@ -947,10 +974,10 @@ void sym_free(void)
 		free(p->cache.vals);
 		free(p);
 	}
-	while (modules) {
-		struct module *m = modules;
+	while (db->modules) {
+		struct module *m = db->modules;
 
-		modules = m->next;
+		db->modules = m->next;
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->funcs.keys);
@@ -960,12 +987,11 @@ void sym_free(void)
 		free(m->build_id);
 		free(m);
 	}
-	for (unsigned int i = 0; i < nr_funcs; i++) {
-		free((char *)funcs[i]->name);
-		free((char *)funcs[i]->file);
-		free(funcs[i]);
+	for (unsigned int i = 0; i < db->nr_funcs; i++) {
+		free((char *)db->funcs[i]->name);
+		free((char *)db->funcs[i]->file);
+		free(db->funcs[i]);
 	}
-	free(funcs);
-	funcs = NULL;
-	nr_funcs = funcs_alloc = 0;
+	free(db->funcs);
+	free(db);
 }

@@ -36,11 +36,19 @@ struct sym_func {
 struct sym_proc;
 
 /*
+ * The database of one run: processes, object files and functions, kept
+ * until sym_db_free().  Not thread safe: one thread looks symbols up.
+ */
+struct sym_db;
+struct sym_db *sym_db_new(void);
+void sym_db_free(struct sym_db *db);
+
+/*
  * The symbols of process @pid, whose stream file is @stream_path: its map
  * file is found beside it.  Loaded once per pid; without a map file (or
  * with a bad one: a warning, once) addresses print in hex.
  */
-struct sym_proc *sym_proc(uint32_t pid, const char *stream_path);
+struct sym_proc *sym_proc(struct sym_db *db, uint32_t pid, const char *stream_path);
 
 /* The map file of process @pid whose stream is @stream_path (xmalloc'd). */
 char *sym_maps_path(uint32_t pid, const char *stream_path);
@@ -135,10 +143,7 @@ char *sym_put_text(char *p, struct sym_proc *proc, const struct ktfile_event *ev
 		   const struct ktev_ctx *ctx);
 
 /* Functions known so far (ids below this), and each by its id. */
-unsigned int sym_nr_funcs(void);
-const struct sym_func *sym_func_by_id(unsigned int id);
-
-/* Free all of it. */
-void sym_free(void);
+unsigned int sym_nr_funcs(const struct sym_db *db);
+const struct sym_func *sym_func_by_id(const struct sym_db *db, unsigned int id);
 
 #endif /* DTRACE_SYMBOLS_H */

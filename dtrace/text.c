@@ -126,6 +126,7 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 }
 
 const struct dtrace_format dtrace_text = {
+	.name = "text",
+	.flags = DTRACE_FMT_PARALLEL | DTRACE_FMT_RAW_NAMELESS,
 	.event = text_event,
-	.parallel = true,
 };

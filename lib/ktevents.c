@@ -568,10 +568,11 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 	const bool raw = !ctx || ctx->raw;
 	const struct compiled *c;
 	unsigned int a = 0;
+	uint64_t lost;
 
 	if (!d) {
-		if (code == KTRACE_META_LOST && nr_args >= 2) {
-			p = ktev_put_u64(p, args[0] | (uint64_t)args[1] << 32);
+		if (ktev_lost_count(code, args, nr_args, &lost)) {
+			p = ktev_put_u64(p, lost);
 			return put_str(p, " records lost", 13);
 		}
 		return put_generic(p, code, args, nr_args);

@@ -143,6 +143,20 @@ char *ktev_put_name(char *p, uint32_t code, unsigned int width);
 char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 		    unsigned int nr_args, const struct ktev_ctx *ctx);
 
+/*
+ * Whether @code with its @nr_args arguments is a lost marker (meta:lost),
+ * and how many records it says were lost, in *@count: arg1 | arg2 << 32.
+ * A marker short of its two arguments is a bad record, not a count.
+ */
+static inline bool ktev_lost_count(uint32_t code, const uint32_t *args,
+				   unsigned int nr_args, uint64_t *count)
+{
+	if (code != KTRACE_META_LOST || nr_args < 2)
+		return false;
+	*count = args[0] | (uint64_t)args[1] << 32;
+	return true;
+}
+
 /* Number formatting used by the above, for the tools' own columns. */
 char *ktev_put_u64(char *p, uint64_t v);
 char *ktev_put_hex(char *p, uint64_t v);	/* "1f", no 0x */

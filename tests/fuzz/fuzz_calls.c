@@ -46,7 +46,9 @@ static void run_format(const struct dtrace_format *fmt, int null_fd)
 	dt.files = calloc(1, sizeof(*dt.files));
 	dt.files[0].selected = true;
 	dt.user_streams = true;
+	dt.syms = sym_db_new();
 	out_open_fd(&dt.out, null_fd, "null", 1 << 16);
+	dtrace_format_start(&dt, fmt);
 	while ((f = kt_merge_next(dt.merge))) {
 		struct dtrace_event e = { .file = f->index, .ev = &f->ev };
 
@@ -56,10 +58,10 @@ static void run_format(const struct dtrace_format *fmt, int null_fd)
 		e.ns = ktfile_ns(f, f->ev.tsc - dt.t0);
 		fmt->event(&dt, &dt.out, &e);
 	}
-	if (fmt->end)
-		fmt->end(&dt, &dt.out);
+	dtrace_format_end(&dt, fmt);
 	out_flush(&dt.out);
 	free(dt.out.buf);
+	sym_db_free(dt.syms);
 	free(dt.files);
 	kt_merge_close(dt.merge);
 }
@@ -120,11 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    ktfile_close(&w) < 0)
 		__builtin_trap();
 	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	calls_with_events = true;
-	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++) {
-		calls_with_events = formats[i] == &dtrace_calltree;
+	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
 		run_format(formats[i], null_fd);
-	}
 	close(null_fd);
 	return 0;
 }

@@ -46,6 +46,7 @@ static void put(struct sym_proc *proc, uint32_t code, uint64_t a, uint64_t b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint64_t addrs[] = { 0, 0x401000, 0x401234, 0x555555554000, 0x7f0000001000 };
+	struct sym_db *syms;
 	struct sym_proc *proc;
 	int fd;
 
@@ -63,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
 		__builtin_trap();
 	close(fd);
-	proc = sym_proc(1, stream);
+	syms = sym_db_new();
+	proc = sym_proc(syms, 1, stream);
 	for (unsigned int sub = 0; sub < 256; sub += 17)
 		put(proc, KTRACE_CODE(KTRACE_GRP_user, sub), 0xffffffff80000000ull, 42);
 	put(proc, KTRACE_CODE(KTRACE_GRP_user, 1), 7, 1ull << 63);
@@ -73,6 +75,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sym_site(proc, addrs[i] + 1, line, 256);
 		check_text(line, line + strlen(line));
 	}
-	sym_free();
+	sym_db_free(syms);
 	return 0;
 }

@@ -111,6 +111,7 @@ static void for_each_func(struct sym_proc *proc, const uint8_t *data, size_t siz
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint64_t span = size > 0x1000 ? size : 0x1000, entry = 0;
+	struct sym_db *syms;
 	struct sym_proc *proc;
 	FILE *f;
 	int fd;
@@ -141,13 +142,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fclose(f))
 		__builtin_trap();
 
-	proc = sym_proc(1, stream);
+	syms = sym_db_new();
+	proc = sym_proc(syms, 1, stream);
 	if (size >= 32)		/* e_entry of an ELF64 header */
 		memcpy(&entry, data + 24, sizeof(entry));
 	name(proc, BIAS + (entry < span ? entry : 0));
 	for (unsigned int i = 0; i < SPREAD; i++)
 		name(proc, BIAS + span * i / SPREAD);
 	for_each_func(proc, data, size);
-	sym_free();
+	sym_db_free(syms);
 	return 0;
 }
