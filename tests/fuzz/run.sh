@@ -33,7 +33,7 @@ cd "$ROOT" || exit 1
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)"; exit 77; }
 FLAGS=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -Iinclude/uapi -Ilib -Idtrace -DKTRACE_VERSION='"fuzz"')
-LIB=(lib/ktfile_read.c lib/ktevents.c lib/merge.c lib/util.c lib/escape.c lib/files.c lib/ksyms.c
+LIB=(lib/ktfile_read.c lib/ktevents.c lib/merge.c lib/util.c lib/escape.c lib/files.c lib/ksyms.c lib/numfmt.c
      lib/pager.c)
 DTRACE=()	# dtrace's sources but its main()
 for f in dtrace/*.c; do
