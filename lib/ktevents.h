@@ -22,10 +22,11 @@
 #include <stdio.h>
 #include <linux/ktrace.h>
 
+#include "ktfile.h"	/* KTFILE_MAX_ARGS: the events it decodes come from there */
 #include "numfmt.h"	/* the numbers of the text, KTEV_SLACK */
 
-/* Most arguments one event can carry: its own two, two per CONT record. */
-#define KTEV_MAX_ARGS	(2 + 2 * 256)
+/* Most arguments one event can carry (a struct ktfile_event's). */
+#define KTEV_MAX_ARGS	KTFILE_MAX_ARGS
 
 /*
  * Room needed by ktev_put_name() and ktev_put_text(), slack included.  The
