@@ -24,13 +24,16 @@ struct ktrace_opts {
 	char **command;		/* after --, NULL if none */
 };
 
-/* The control file: /dev/ktrace opened once for the ioctls. */
+/* The control file: /dev/ktrace opened once for the ioctls (dev.c). */
 int dev_open(const char *dev);
 void dev_info(int ctl, const char *dev, struct ktrace_info *info);
 void dev_set_mask(int ctl, const char *dev, uint32_t mask);
 int dev_session_mask(int ctl, const char *dev, uint32_t mask);
 void dev_name_tasks(int ctl, const char *dev);
 void dev_set_mode(int ctl, const char *dev, uint32_t flags);
+/* -b: resize the buffers (tracing off meanwhile), then set @then_mask if not 0 */
+void dev_set_buf_size(int ctl, const char *dev, struct ktrace_info *info,
+		      uint32_t records, uint32_t then_mask);
 int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st);
 
 /*

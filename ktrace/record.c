@@ -829,19 +829,6 @@ struct flight {
 	bool failed;
 };
 
-void dev_set_mode(int ctl, const char *dev, uint32_t flags)
-{
-	struct ktrace_mode m = { .flags = flags };
-
-	if (ioctl(ctl, KTRACE_IOC_SET_MODE, &m) == 0)
-		return;
-	if (errno == ENOTTY)
-		die("%s: this kernel's ktrace has no overwrite mode (--flight)", dev);
-	if (errno == EBUSY)
-		die("%s: the buffers are in use (another ktrace is recording?)", dev);
-	die("%s: KTRACE_IOC_SET_MODE: %s", dev, strerror(errno));
-}
-
 /*
  * Copy one CPU's buffer (tracing is off) into @w, after a lost marker of
  * @overwritten records if not 0, stamped like the first record; -1 on an
