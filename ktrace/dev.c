@@ -163,3 +163,13 @@ int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st)
 	st->cpu = cpu;
 	return ioctl(ctl, KTRACE_IOC_CPU_STATS, st);
 }
+
+bool dev_put_mask_back(int ctl, const char *dev, uint32_t mask)
+{
+	struct ktrace_mask m = { .mask = mask };
+
+	if (ioctl(ctl, KTRACE_IOC_SET_MASK, &m) == 0)
+		return true;
+	pr_err("%s: putting the mask back to 0x%x: %s", dev, mask, strerror(errno));
+	return false;
+}

@@ -3,8 +3,8 @@
  * ktrace: control kernel event tracing and record it into trace files.
  *
  * This file reads the command line and does the control side (-e, -b, -s,
- * -l); record.c does the recording, dev.c talks to /dev/ktrace.  See
- * ktrace.1 for the user's view.
+ * -l); record.c records, flight.c is --flight, dev.c talks to /dev/ktrace.
+ * See ktrace.1 for the user's view.
  */
 #include <ctype.h>
 #include <errno.h>
