@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ktevents.h"
 #include "ktfile.h"
 #include "merge.h"
 #include "symbols.h"

@@ -21,6 +21,7 @@
 
 #include <linux/ktrace.h>
 
+#include "ktevents.h"
 #include "ktfile.h"
 
 struct ktev_ctx;

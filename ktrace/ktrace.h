@@ -5,8 +5,11 @@
 #ifndef KTRACE_KTRACE_H
 #define KTRACE_KTRACE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 #include <linux/ktrace.h>
 
 /* What the command line asked for. */
@@ -24,14 +27,66 @@ struct ktrace_opts {
 	char **command;		/* after --, NULL if none */
 };
 
-/* The control file: /dev/ktrace opened once for the ioctls. */
+/* The control file: /dev/ktrace opened once for the ioctls (dev.c). */
 int dev_open(const char *dev);
 void dev_info(int ctl, const char *dev, struct ktrace_info *info);
 void dev_set_mask(int ctl, const char *dev, uint32_t mask);
 int dev_session_mask(int ctl, const char *dev, uint32_t mask);
 void dev_name_tasks(int ctl, const char *dev);
 void dev_set_mode(int ctl, const char *dev, uint32_t flags);
+/* -b: resize the buffers (tracing off meanwhile), then set @then_mask if not 0 */
+void dev_set_buf_size(int ctl, const char *dev, struct ktrace_info *info,
+		      uint32_t records, uint32_t then_mask);
 int dev_cpu_stats(int ctl, unsigned int cpu, struct ktrace_cpu_stats *st);
+/* The mask from before, which ends the session; false (said why) if refused. */
+bool dev_put_mask_back(int ctl, const char *dev, uint32_t mask);
+
+/* Records per read() of a CPU's buffer: 256 KiB. */
+#define CHUNK_RECORDS	10922
+
+/* CLOCK_MONOTONIC in seconds, and seconds as a timeout (0 if negative). */
+double now(void);
+struct timespec to_timespec(double s);
+
+/*
+ * session.c: what record() and flight() share around their files: the
+ * signals, the command, -d, and one stop sequence (session.c says in what
+ * order).
+ */
+struct session {
+	const struct ktrace_opts *o;
+	sigset_t orig;		/* the signal mask to sleep with, and the command's */
+	pid_t child;		/* the command while it runs; 0: none, or it ended */
+	int status;		/* its wait status once it ended */
+	double start;		/* now() when the command started */
+	double deadline;	/* the end of -d, 0 for none */
+};
+
+/*
+ * Catch the stopping signals (SIGUSR1 asks for a snapshot if @snapshots);
+ * with @own, own tracing (a session: off, the buffers empty) or die.
+ */
+void session_begin(struct session *s, const struct ktrace_opts *o, int ctl, bool own,
+		   bool snapshots);
+/* Start the command and -d's clock; false if the command could not start. */
+bool session_run(struct session *s);
+/* A stopping signal came, or -d is over. */
+bool session_stopped(const struct session *s);
+/* Sleep up to @wait s (never past -d) or until a signal; false: the command ended. */
+bool session_sleep(struct session *s, double wait);
+/* SIGUSR1 came since the last call (--flight). */
+bool session_snapshot_asked(void);
+/* Pass the signal that stopped ktrace on to the command. */
+void session_stop(struct session *s);
+/* Once the files are complete: the signals back, the command waited for; the exit status. */
+int session_end(struct session *s, bool failed);
+
+/*
+ * procfiles.c: BASE.kallsyms and BASE.irqs, copies of /proc/kallsyms and
+ * /proc/interrupts (0600, never through a link): before a recording
+ * starts, with each snapshot; a copy that cannot be made costs only the names.
+ */
+void save_proc_copies(const char *base);
 
 /*
  * Record the CPUs in o->cpus until a signal, the end of -d or the end of

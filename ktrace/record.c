@@ -40,8 +40,10 @@
  * kernel's counts are told of by a lost marker at the end of the file, in
  * place of the file's last event if even that does not fit (mark_lost()).
  *
- * --flight (flight() at the end of this file) reads nothing while tracing
- * and writes snapshots of the kernel's overwrite-mode buffers instead.
+ * --flight (flight.c) reads nothing while tracing and writes snapshots of
+ * the kernel's overwrite-mode buffers instead.  session.c has what both
+ * do around their files (signals, the command, the stop sequence),
+ * procfiles.c the /proc copies.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,13 +51,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,7 +64,6 @@
 #include "ktrace.h"
 #include "util.h"
 
-#define CHUNK_RECORDS	10922	/* 256 KiB per read(), a buffer per CPU */
 #define SELF_RECORDS_MAX 512	/* more than one drain's own records */
 #define EVENT_RECORDS_MAX 16	/* more than an event and its continuations */
 
@@ -101,79 +100,6 @@ struct recorder {
 	bool lost_hint;			/* said how to lose fewer records (atomic) */
 	bool rt_warned;			/* said it cannot run SCHED_FIFO (atomic) */
 };
-
-static volatile sig_atomic_t stop_sig, child_changed, snapshot_asked;
-static bool flight_mode;		/* --flight: SIGUSR1 takes a snapshot */
-/*
- * Signals that stop the recording (passed on to the command): every one
- * whose default would kill ktrace with its mask still set, and SIGCHLD.
- */
-static const int handled_signals[] = {
-	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD,
-};
-/* the dispositions ktrace was given, given back to the command */
-static struct sigaction orig_actions[ARRAY_SIZE(handled_signals)], orig_sigpipe;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGCHLD)
-		child_changed = 1;
-	else if (sig == SIGUSR1 && flight_mode)
-		snapshot_asked = 1;
-	else
-		stop_sig = sig;
-}
-
-/*
- * The signals stay blocked except inside ppoll(), so none can slip in
- * between a check of the flags and going to sleep.  *orig gets the mask to
- * sleep with (and to give the command).  Even one that ktrace was started
- * with ignored (`ktrace ... &` ignores SIGINT) stops it: that is how a
- * recording in the background is stopped.  The command gets the
- * dispositions ktrace was given (nohup's ignored SIGHUP stays ignored).
- *
- * SIGPIPE is ignored while recording: `ktrace ... 2>&1 | head -1` must not
- * kill ktrace between setting the mask and putting it back (tracing would
- * stay on); a write to a closed pipe fails with EPIPE instead, which the
- * messages ignore.
- */
-static void catch_signals(sigset_t *orig)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-	sigset_t block;
-
-	sigaction(SIGPIPE, &ign, &orig_sigpipe);
-	sigemptyset(&block);
-	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		sigaddset(&block, handled_signals[i]);
-	sigprocmask(SIG_BLOCK, &block, orig);
-	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		sigaction(handled_signals[i], &sa, &orig_actions[i]);
-}
-
-static void release_signals(const sigset_t *orig)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(handled_signals); i++)
-		sigaction(handled_signals[i], &orig_actions[i], NULL);
-	sigaction(SIGPIPE, &orig_sigpipe, NULL);
-	sigprocmask(SIG_SETMASK, orig, NULL);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static struct timespec to_timespec(double s)
-{
-	if (s < 0)
-		s = 0;
-	return (struct timespec){ (time_t)s, (long)((s - (time_t)s) * 1e9) };
-}
 
 static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 {
@@ -222,121 +148,6 @@ static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 			die("%s: %s", c->path, kt_create_strerror(ret));
 		}
 	}
-}
-
-/* Most of a /proc file we copy: a kallsyms with many modules is ~20 MiB. */
-#define PROC_COPY_MAX	(256u << 20)
-
-/* All of /proc file @path, in *len bytes; NULL (after a message) if not. */
-static char *read_proc(const char *path, size_t *len)
-{
-	int fd = kt_open_regular(path);
-	size_t cap = 1 << 20;
-	char *buf;
-
-	*len = 0;
-	if (fd < 0) {
-		/* a kernel without CONFIG_KALLSYMS has none: nothing to say */
-		if (fd == -ENOENT)
-			pr_debug("%s: %s", path, strerror(-fd));
-		else
-			pr_warn("%s: %s", path, strerror(-fd));
-		return NULL;
-	}
-	buf = xmalloc(cap);
-	for (;;) {
-		ssize_t n;
-
-		if (*len == cap) {
-			if (cap == PROC_COPY_MAX) {
-				pr_warn("%s: larger than %u MiB: not copied", path,
-					PROC_COPY_MAX >> 20);
-				break;
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		n = read(fd, buf + *len, cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			pr_warn("reading %s: %s", path, strerror(errno));
-		if (n <= 0) {
-			close(fd);
-			if (!n)
-				return buf;
-			break;
-		}
-		*len += n;
-	}
-	close(fd);
-	free(buf);
-	return NULL;
-}
-
-/* Whether a kallsyms copy has real addresses: kptr_restrict makes them all 0. */
-static bool has_addresses(const char *buf, size_t len)
-{
-	for (const char *line = buf; line < buf + len; ) {
-		const char *nl = memchr(line, '\n', buf + len - line);
-		size_t zeros = strspn(line, "0");
-
-		if (line + zeros < buf + len && line[zeros] != ' ')
-			return true;
-		if (!nl)
-			break;
-		line = nl + 1;
-	}
-	return false;
-}
-
-/*
- * What dtrace needs to name kernel addresses and irqs once the machine is
- * gone: /proc/kallsyms as BASE.kallsyms and /proc/interrupts as BASE.irqs,
- * created like the trace files (0600, never through a link).  Taken before
- * tracing starts; a copy that cannot be made costs only the names.
- */
-static void save_proc(const struct ktrace_opts *o, const char *proc, const char *suffix)
-{
-	size_t len, plen = strlen(o->output) + strlen(suffix) + 1;
-	char *buf = read_proc(proc, &len), *path;
-	int fd;
-
-	if (!buf)
-		return;
-	if (!strcmp(suffix, ".kallsyms") && !has_addresses(buf, len)) {
-		pr_warn("%s shows no addresses (kernel.kptr_restrict, or not root): "
-			"no %s%s, dtrace prints kernel addresses in hex", proc, o->output, suffix);
-		free(buf);
-		return;
-	}
-	path = xmalloc(plen);
-	snprintf(path, plen, "%s%s", o->output, suffix);
-	fd = kt_create_file(path);
-	if (fd < 0) {
-		pr_warn("%s: %s", path, kt_create_strerror(fd));
-	} else {
-		size_t done = 0;
-
-		while (done < len) {
-			ssize_t n = write(fd, buf + done, len - done);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				pr_warn("%s: %s: not kept", path, n < 0 ? strerror(errno) : "short write");
-				unlink(path);
-				break;
-			}
-			done += n;
-		}
-		if (close(fd) < 0 && done == len) {
-			pr_warn("%s: %s: not kept", path, strerror(errno));
-			unlink(path);
-		}
-	}
-	free(path);
-	free(buf);
 }
 
 static void give_up(struct recorder *r, struct cpu_rec *c)
@@ -615,37 +426,6 @@ static void stop_threads(struct recorder *r)
 	}
 }
 
-static pid_t start_command(char **argv, const sigset_t *orig)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		pr_err("fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		int err;
-
-		release_signals(orig);
-		execvp(argv[0], argv);
-		err = errno;
-		/* one write: ktrace's own messages go to the same stderr */
-		dprintf(STDERR_FILENO, "ktrace: %s: %s\n", argv[0], strerror(err));
-		_exit(err == ENOENT ? 127 : 126);
-	}
-	pr_debug("started %s, pid %d", argv[0], (int)pid);
-	return pid;
-}
-
-static int exit_status(int status)
-{
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
 static void summary(struct recorder *r, double seconds)
 {
 	uint64_t records = 0, lost = 0, bytes = 0;
@@ -684,10 +464,8 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		mask |= KTRACE_GRP_thread;
 	recorded_mask = set_mask ? mask : info->mask;
 	struct ktfile_header tmpl;
-	double start, deadline = 0;
-	int status = 0, ret;
-	sigset_t orig;
-	pid_t child = 0;
+	struct session s;
+	int ret;
 
 	r.cpus = xcalloc(o->nr_cpus, sizeof(*r.cpus));
 	for (unsigned int n = 0; n < o->nr_cpus; n++)
@@ -700,18 +478,13 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		r.cpus[i].buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
 	}
 
-	catch_signals(&orig);
-	/* owned from here: tracing off and the buffers empty until the mask is set */
-	if (set_mask && dev_session_mask(ctl, o->dev, 0) < 0)
-		die("%s: tracing is in use: another ktrace owns it or reads a CPU "
-		    "(is another ktrace recording?)", o->dev);
+	session_begin(&s, o, ctl, set_mask, false);
 	for (unsigned int i = 0; i < r.nr; i++)
 		attach_cpu(&r, &r.cpus[i]);
 	ktfile_header_init(&tmpl, 0, info->tsc_khz * 1000,
 			   info->flags & KTRACE_INFO_TSC_INVARIANT, recorded_mask);
 	create_files(&r, &tmpl);
-	save_proc(o, "/proc/kallsyms", ".kallsyms");
-	save_proc(o, "/proc/interrupts", ".irqs");
+	save_proc_copies(o->output);
 	if (!recorded_mask)
 		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
 	start_threads(&r);
@@ -721,45 +494,22 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		dev_name_tasks(ctl, o->dev);
 	pr_info("recording %u CPU%s into %s.cpu*%s", r.nr, r.nr == 1 ? "" : "s",
 		o->output, o->command || o->duration ? "" : "; ^C stops");
-	if (o->command && (child = start_command(o->command, &orig)) < 0)
+	if (!session_run(&s))
 		r.failed = true;
 
-	start = now();
-	if (o->duration)
-		deadline = start + o->duration;
-	while (!stop_sig && !__atomic_load_n(&r.failed, __ATOMIC_RELAXED) &&
-	       (!deadline || now() < deadline)) {
-		/* a thread that failed is seen within -w ms */
-		double wait = o->wait_ms / 1000.0;
-		struct timespec ts;
+	/* a thread that failed is seen within -w ms */
+	while (!__atomic_load_n(&r.failed, __ATOMIC_RELAXED) && !session_stopped(&s) &&
+	       session_sleep(&s, o->wait_ms / 1000.0))
+		;
 
-		if (child_changed) {
-			child_changed = 0;
-			if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-				child = 0;
-				break;
-			}
-		}
-		if (deadline && deadline - now() < wait)
-			wait = deadline - now();
-		ts = to_timespec(wait);
-		ppoll(NULL, 0, &ts, &orig);
-	}
-
-	if (stop_sig && child > 0)
-		kill(child, stop_sig);
+	session_stop(&s);
 	/* off, every record reserved written: the last drain gets whole events */
 	if (set_mask)
 		dev_session_mask(ctl, o->dev, 0);
 	stop_threads(&r);
-	if (set_mask) {
-		/* ends the session: the mask stays */
-		struct ktrace_mask m = { .mask = info->mask };
-
-		if (ioctl(ctl, KTRACE_IOC_SET_MASK, &m) < 0)
-			pr_err("%s: putting the mask back to 0x%x: %s", o->dev,
-			       info->mask, strerror(errno));
-	}
+	/* ends the session: the mask stays */
+	if (set_mask)
+		dev_put_mask_back(ctl, o->dev, info->mask);
 	for (unsigned int i = 0; i < r.nr; i++) {
 		struct cpu_rec *c = &r.cpus[i];
 
@@ -772,15 +522,9 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 			r.failed = true;
 		}
 	}
-	summary(&r, now() - start);
+	summary(&r, now() - s.start);
+	ret = session_end(&s, r.failed);
 
-	/* the files are complete: a second ^C may now end ktrace at once */
-	release_signals(&orig);
-	if (child > 0) {
-		pr_debug("waiting for %s (pid %d) to end", o->command[0], (int)child);
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
-	}
 	for (unsigned int i = 0; i < r.nr; i++) {
 		free(r.cpus[i].path);
 		free(r.cpus[i].buf);
@@ -788,333 +532,5 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	if (r.stop_fd >= 0)
 		close(r.stop_fd);
 	free(r.cpus);
-	if (r.failed)
-		return 1;
-	return o->command ? exit_status(status) : 0;
-}
-
-/*
- * --flight: the kernel keeps the newest records of every CPU in its
- * buffers (overwrite mode) and nothing is read until a trigger (SIGUSR1),
- * which writes a snapshot: BASE.N.cpuK for N = 1, 2, ...  A snapshot names
- * every task (a state dump just before tracing stops), turns tracing off
- * (the kernel waits until no writer is left inside the buffers), reads
- * every CPU's buffer, and turns tracing on again: events of the few
- * milliseconds this takes are not recorded.  Each file starts with a lost
- * marker of the records overwritten in that CPU since the last snapshot
- * (and of any a new session emptied: one that another process started
- * after it ended ktrace's by setting the mask).
- * The end (a stopping signal, -d, the command's end) takes a last snapshot,
- * then puts back the normal mode and the mask.  ktrace owns tracing
- * throughout (a session): killed, the kernel puts them back itself.
- *
- * Another reader (root: in overwrite mode the kernel lets only openers
- * with CAP_SYS_ADMIN attach) can hold a CPU while tracing is off for a
- * snapshot, and tracing cannot be turned on again until it goes: ktrace
- * waits for it up to a second, then says which CPU and ends, as the end
- * does.
- */
-#define FLIGHT_TRIES	100		/* 10 ms apart */
-struct flight {
-	const struct ktrace_opts *o;
-	int ctl;
-	const unsigned int *cpus;
-	unsigned int nr;
-	uint64_t *overwritten;		/* per CPU: kernel's count at the last snapshot,
-					   overwritten + discarded */
-	uint64_t *lost;
-	struct ktfile_header tmpl;
-	struct ktrace_record *buf;
-	unsigned int snapshots;
-	bool failed;
-};
-
-void dev_set_mode(int ctl, const char *dev, uint32_t flags)
-{
-	struct ktrace_mode m = { .flags = flags };
-
-	if (ioctl(ctl, KTRACE_IOC_SET_MODE, &m) == 0)
-		return;
-	if (errno == ENOTTY)
-		die("%s: this kernel's ktrace has no overwrite mode (--flight)", dev);
-	if (errno == EBUSY)
-		die("%s: the buffers are in use (another ktrace is recording?)", dev);
-	die("%s: KTRACE_IOC_SET_MODE: %s", dev, strerror(errno));
-}
-
-/*
- * Copy one CPU's buffer (tracing is off) into @w, after a lost marker of
- * @overwritten records if not 0, stamped like the first record; -1 on an
- * error.  @w NULL: empty the buffer.
- */
-static int flight_read_cpu(struct flight *f, unsigned int cpu, struct ktfile_writer *w,
-			   const char *path, uint64_t overwritten)
-{
-	const size_t chunk = CHUNK_RECORDS * sizeof(struct ktrace_record);
-	struct ktrace_attach at = { .cpu = cpu };
-	int fd = dev_open(f->o->dev), ret = 0, tries = 0;
-
-	while (ioctl(fd, KTRACE_IOC_ATTACH_CPU, &at) < 0) {
-		if (errno == EBUSY && ++tries < FLIGHT_TRIES) {
-			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-			continue;
-		}
-		pr_err("cpu %u: attaching a reader: %s%s", cpu, strerror(errno),
-		       errno == EBUSY ? " (another reader holds it)" : "");
-		close(fd);
-		return -1;
-	}
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
-		die("%s: %s", f->o->dev, strerror(errno));
-	for (;;) {
-		ssize_t n = read(fd, f->buf, chunk);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			n = 0;		/* empty: the lost marker still goes in */
-		else if (n < 0 || n % sizeof(struct ktrace_record)) {
-			pr_err("cpu %u: reading %s: %s", cpu, f->o->dev,
-			       n < 0 ? strerror(errno) : "not whole records");
-			ret = -1;
-			break;
-		}
-		if (w && overwritten) {
-			struct ktrace_record m = {
-				.tsc = n ? f->buf[0].tsc : 0, .event = KTRACE_META_LOST,
-				.arg1 = (uint32_t)overwritten,
-				.arg2 = (uint32_t)(overwritten >> 32),
-			};
-
-			overwritten = 0;
-			if ((ret = ktfile_append(w, &m, 1)) < 0) {
-				pr_err("%s: %s", path, strerror(-ret));
-				ret = -1;
-				break;
-			}
-		}
-		if (w && (ret = ktfile_append(w, f->buf, n / sizeof(struct ktrace_record))) < 0) {
-			pr_err("%s: %s", path, strerror(-ret));
-			ret = -1;
-			break;
-		}
-		if ((size_t)n < chunk)
-			break;
-	}
-	close(fd);
 	return ret;
-}
-
-/*
- * The counters a snapshot starts from, and @empty: the buffers emptied of
- * what was there before --flight started (tracing is off).  False if a
- * buffer could not be emptied (said why).
- */
-static bool flight_counters(struct flight *f, bool empty)
-{
-	for (unsigned int i = 0; i < f->nr; i++) {
-		struct ktrace_cpu_stats st;
-
-		if (empty && flight_read_cpu(f, f->cpus[i], NULL, NULL, 0) < 0) {
-			pr_err("cpu %u: cannot empty its buffer", f->cpus[i]);
-			return false;
-		}
-		if (dev_cpu_stats(f->ctl, f->cpus[i], &st) < 0)
-			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", f->cpus[i], strerror(errno));
-		f->overwritten[i] = st.overwritten + st.discarded;
-		f->lost[i] = st.lost;
-	}
-	return true;
-}
-
-/* Tracing on again after a snapshot: false if another reader kept it off. */
-static bool flight_resume(struct flight *f, uint32_t mask)
-{
-	for (int tries = 0; tries < FLIGHT_TRIES; tries++) {
-		if (dev_session_mask(f->ctl, f->o->dev, mask) == 0)
-			return true;
-		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-	}
-	for (unsigned int i = 0; i < f->nr; i++) {
-		struct ktrace_cpu_stats st;
-
-		if (dev_cpu_stats(f->ctl, f->cpus[i], &st) == 0 && (st.flags & KTRACE_CPU_READER))
-			pr_err("cpu %u: another reader is attached: tracing cannot go on in "
-			       "overwrite mode", f->cpus[i]);
-	}
-	pr_err("%s: tracing stays off; ending", f->o->dev);
-	f->failed = true;
-	return false;
-}
-
-/*
- * The end: the normal mode and the mask from before.  If another reader
- * keeps the mode from changing, ktrace's exit ends its session, and the
- * kernel puts both back then.
- */
-static void flight_end(struct flight *f, uint32_t old_mask)
-{
-	struct ktrace_mode m = { 0 };
-	struct ktrace_mask km = { .mask = old_mask };
-	int tries = 0;
-
-	while (ioctl(f->ctl, KTRACE_IOC_SET_MODE, &m) < 0) {
-		if (errno == EBUSY && ++tries < FLIGHT_TRIES) {
-			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-			continue;
-		}
-		pr_err("%s: putting the normal mode back: %s; it is put back as ktrace exits",
-		       f->o->dev, strerror(errno));
-		f->failed = true;
-		return;
-	}
-	if (ioctl(f->ctl, KTRACE_IOC_SET_MASK, &km) < 0) {
-		pr_err("%s: putting the mask back to 0x%x: %s", f->o->dev, old_mask,
-		       strerror(errno));
-		f->failed = true;
-	}
-}
-
-static void flight_snapshot(struct flight *f, uint32_t mask)
-{
-	size_t len = strlen(f->o->output) + 32;
-	char *base = xmalloc(len), *path = xmalloc(len);
-	uint64_t records = 0, overwritten = 0, lost = 0;
-	struct ktrace_opts po = *f->o;
-
-	f->snapshots++;
-	snprintf(base, len, "%s.%u", f->o->output, f->snapshots);
-	/* a state dump, so that the snapshot names every task */
-	dev_name_tasks(f->ctl, f->o->dev);
-	dev_session_mask(f->ctl, f->o->dev, 0);
-	for (unsigned int i = 0; i < f->nr; i++) {
-		unsigned int cpu = f->cpus[i];
-		struct ktfile_header h = f->tmpl;
-		struct ktrace_cpu_stats st;
-		struct ktfile_writer w;
-		int ret;
-
-		if (dev_cpu_stats(f->ctl, cpu, &st) < 0)
-			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", cpu, strerror(errno));
-		snprintf(path, len, "%s.cpu%u", base, cpu);
-		h.cpu = cpu;
-		ret = ktfile_create(&w, path, &h);
-		if (ret < 0) {
-			pr_err("%s: %s", path, kt_create_strerror(ret));
-			f->failed = true;
-			continue;
-		}
-		/* what the buffer no longer holds: a lost marker, as dtrace counts them */
-		if (flight_read_cpu(f, cpu, &w, path,
-				    st.overwritten + st.discarded - f->overwritten[i]) < 0)
-			f->failed = true;
-		records += w.records;
-		overwritten += st.overwritten + st.discarded - f->overwritten[i];
-		lost += st.lost - f->lost[i];
-		f->overwritten[i] = st.overwritten + st.discarded;
-		f->lost[i] = st.lost;
-		ret = ktfile_close(&w);
-		if (ret < 0) {
-			pr_err("%s: %s", path, strerror(-ret));
-			f->failed = true;
-		}
-	}
-	if (mask)
-		flight_resume(f, mask);
-	po.output = base;
-	save_proc(&po, "/proc/kallsyms", ".kallsyms");
-	save_proc(&po, "/proc/interrupts", ".irqs");
-	pr_info("snapshot %u: %llu records in %s.cpu*, %llu overwritten before them",
-		f->snapshots, (unsigned long long)records, base,
-		(unsigned long long)overwritten);
-	if (lost)
-		pr_warn("snapshot %u: %llu records lost (an interrupt found its buffer "
-			"being written or freed)", f->snapshots, (unsigned long long)lost);
-	free(path);
-	free(base);
-}
-
-int flight(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
-	   bool set_mask, uint32_t mask)
-{
-	struct flight f = { .o = o, .ctl = ctl };
-	unsigned int *cpus = xcalloc(o->nr_cpus, sizeof(*cpus));
-	double deadline = 0;
-	int status = 0;
-	sigset_t orig;
-	pid_t child = 0;
-
-	if (set_mask && mask)
-		mask |= KTRACE_GRP_thread;
-	if (!set_mask)
-		mask = info->mask;
-	if (!mask)
-		die("--flight: tracing is off: give -e with the groups to record");
-	for (unsigned int n = 0; n < o->nr_cpus; n++)
-		if (o->cpus[n])
-			cpus[f.nr++] = n;
-	if (!f.nr)
-		die("no online CPU to record");
-	f.cpus = cpus;
-	f.overwritten = xcalloc(f.nr, sizeof(*f.overwritten));
-	f.lost = xcalloc(f.nr, sizeof(*f.lost));
-	f.buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
-	ktfile_header_init(&f.tmpl, 0, info->tsc_khz * 1000,
-			   info->flags & KTRACE_INFO_TSC_INVARIANT, mask);
-
-	flight_mode = true;
-	catch_signals(&orig);
-	/* owned from here: tracing off, the buffers empty */
-	if (dev_session_mask(ctl, o->dev, 0) < 0)
-		die("%s: tracing is in use: another ktrace owns it or reads a CPU "
-		    "(is another ktrace recording?)", o->dev);
-	dev_set_mode(ctl, o->dev, KTRACE_MODE_OVERWRITE);
-	if (!flight_counters(&f, true) || dev_session_mask(ctl, o->dev, mask) < 0) {
-		pr_err("%s: another reader holds a CPU: the flight recorder cannot start", o->dev);
-		flight_end(&f, info->mask);
-		exit(1);
-	}
-	pr_info("flight recorder on %u CPU%s: kill -USR1 %d writes a snapshot to %s.N.cpu*%s",
-		f.nr, f.nr == 1 ? "" : "s", (int)getpid(), o->output,
-		o->command || o->duration ? "" : "; ^C stops");
-	if (o->command && (child = start_command(o->command, &orig)) < 0)
-		f.failed = true;
-
-	if (o->duration)
-		deadline = now() + o->duration;
-	while (!stop_sig && !f.failed && (!deadline || now() < deadline)) {
-		struct timespec ts = to_timespec(deadline ? deadline - now() : 3600);
-
-		if (snapshot_asked) {
-			snapshot_asked = 0;
-			flight_snapshot(&f, mask);
-			continue;
-		}
-		if (child_changed) {
-			child_changed = 0;
-			if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-				child = 0;
-				break;
-			}
-		}
-		ppoll(NULL, 0, &ts, &orig);
-	}
-	if (stop_sig && child > 0)
-		kill(child, stop_sig);
-	/* the end is a trigger too: what led up to it */
-	flight_snapshot(&f, 0);
-	flight_end(&f, info->mask);
-
-	release_signals(&orig);
-	if (child > 0) {
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
-	}
-	free(cpus);
-	free(f.overwritten);
-	free(f.lost);
-	free(f.buf);
-	if (f.failed)
-		return 1;
-	return o->command ? exit_status(status) : 0;
 }

@@ -13,7 +13,7 @@
 
 #include "files.h"
 #include "ksyms.h"
-#include "ktevents.h"
+#include "numfmt.h"
 #include "util.h"
 
 /* Bounds on what a file can make us keep. */

@@ -5,7 +5,7 @@
  *
  * dtrace formats tens of millions of events a second, so the formats are
  * split once, at load time, into literal pieces and conversions, and the
- * numbers are written by hand instead of through printf.
+ * numbers are written by hand instead of through printf (numfmt.c).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "ksyms.h"
 #include "ktevents.h"
+#include "numfmt.h"
 #include "util.h"
 
 /* <linux/ktrace_events.h> is a table, read here three ways. */
@@ -240,155 +241,7 @@ const struct ktev_desc *ktev_lookup(uint32_t code)
 	return by_code[__builtin_ctz(grp)][KTRACE_SUB(code)];
 }
 
-/* ---- numbers -------------------------------------------------------------- */
-
-static const char digit_pairs[] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-static const char spaces[SLOT + 1] = "                                ";
 static const char hex_digits[] = "0123456789abcdef";
-
-static inline __attribute__((always_inline)) unsigned int nr_digits(uint64_t v)
-{
-	static const uint64_t pow10[20] = {
-		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
-		10000000000000ull, 100000000000000ull, 1000000000000000ull,
-		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
-		10000000000000000000ull,
-	};
-	/* log10 from log2 (1233 / 4096 ~ log10(2)), then one correction */
-	unsigned int t = (64 - __builtin_clzll(v | 1)) * 1233 >> 12;
-
-	return t + (v >= pow10[t]) + !v;
-}
-
-/*
- * The @n digits of @v.  Below 10^8 without divisions or branches: y holds
- * v / 10^6 in 32.32 fixed point, rounded up by less than 2^32 / 10^6, so
- * the integer part is the first two of eight digits and each multiplication
- * of the fraction by 100 brings the next two into it exactly (checked for
- * every value by tests/host/dtrace-format-test.c); then the last @n of the
- * eight are copied.  Below 10^4 the same with four digits; below 10^16
- * the quotient and remainder by 10^8 so; larger values go two digits at a
- * time from the right.
- */
-static inline uint64_t digit_pair(uint64_t y)
-{
-	uint16_t pair;
-
-	memcpy(&pair, digit_pairs + 2 * (y >> 32), 2);
-	return pair;
-}
-
-/* The 4 digits of @v < 10^4, first digit in the low byte. */
-static inline __attribute__((always_inline)) uint32_t four_digits(uint64_t v)
-{
-	uint64_t y = (v * ((1ull << 48) / 100 + 1) >> 16) + 1;
-	uint32_t four = digit_pair(y);
-
-	y = (uint64_t)(uint32_t)y * 100;
-	return four | digit_pair(y) << 16;
-}
-
-/* The 8 digits of @v < 10^8, first digit in the low byte. */
-static inline __attribute__((always_inline)) uint64_t eight_digits(uint64_t v)
-{
-	uint64_t y = (v * ((1ull << 48) / 1000000 + 1) >> 16) + 1;
-	uint64_t eight = digit_pair(y);
-
-	for (unsigned int i = 16; i < 64; i += 16) {
-		y = (uint64_t)(uint32_t)y * 100;
-		eight |= digit_pair(y) << i;
-	}
-	return eight;
-}
-
-/* The @n digits of @v < 10^8, in one store of 4 or 8 bytes. */
-static inline __attribute__((always_inline)) void put_small(char *p, uint64_t v,
-							     unsigned int n)
-{
-	if (v < 10000) {
-		uint32_t four = four_digits(v) >> 8 * (4 - n);
-
-		memcpy(p, &four, 4);
-	} else {
-		uint64_t eight = eight_digits(v) >> 8 * (8 - n);
-
-		memcpy(p, &eight, 8);
-	}
-}
-
-static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t v,
-							       unsigned int n)
-{
-	char *end = p + n;
-
-	/*
-	 * The digits are put together in a register, first digit in the low
-	 * byte, and stored once: put together in memory, two bytes at a time,
-	 * and read back as one word, they stalled the load on the stores
-	 * (half of dtrace's time went there).  Up to 16 digits: the first
-	 * ones, then the last eight over what the first store wrote past them.
-	 */
-	if (v < 100000000) {
-		put_small(p, v, n);
-		return end;
-	}
-	if (v < 10000000000000000ull) {
-		uint64_t lo = eight_digits(v % 100000000);
-
-		put_small(p, v / 100000000, n - 8);
-		memcpy(end - 8, &lo, 8);
-		return end;
-	}
-	while (v >= 100) {
-		unsigned int r = v % 100;
-
-		v /= 100;
-		end -= 2;
-		memcpy(end, digit_pairs + 2 * r, 2);
-	}
-	if (v >= 10)
-		memcpy(end - 2, digit_pairs + 2 * v, 2);
-	else
-		end[-1] = '0' + v;
-	return p + n;
-}
-
-char *ktev_put_u64(char *p, uint64_t v)
-{
-	return put_digits(p, v, nr_digits(v));
-}
-
-static char *pad_to(char *p, unsigned int len, unsigned int width)
-{
-	if (len >= width)
-		return p;
-	if (width - len <= SLOT)
-		memcpy(p, spaces, SLOT);
-	else
-		memset(p, ' ', width - len);
-	return p + width - len;
-}
-
-char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width)
-{
-	unsigned int n = nr_digits(v);
-
-	return put_digits(pad_to(p, n, width), v, n);
-}
-
-char *ktev_put_hex(char *p, uint64_t v)
-{
-	int n = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
-
-	for (int i = n - 1; i >= 0; i--, v >>= 4)
-		p[i] = hex_digits[v & 15];
-	return p + n;
-}
 
 static char *put_str(char *p, const char *s, size_t len)
 {
@@ -414,7 +267,7 @@ char *ktev_put_name(char *p, uint32_t code, unsigned int width)
 		p = put_str(p, d->group, strlen(d->group));
 		*p++ = ':';
 		p = put_str(p, d->name, strlen(d->name));
-		return pad_to(p, p - start, width);
+		return ktev_put_pad(p, p - start, width);
 	}
 	if (!grp) {
 		p = put_str(p, KTEV_META_NAME, strlen(KTEV_META_NAME));
@@ -431,7 +284,7 @@ char *ktev_put_name(char *p, uint32_t code, unsigned int width)
 		p = put_str(p, "lost", 4);
 	else
 		p = ktev_put_u64(p, KTRACE_SUB(code));
-	return pad_to(p, p - start, width);
+	return ktev_put_pad(p, p - start, width);
 }
 
 static char *put_generic(char *p, uint32_t code, const uint32_t *args,

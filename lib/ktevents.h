@@ -22,8 +22,11 @@
 #include <stdio.h>
 #include <linux/ktrace.h>
 
-/* Most arguments one event can carry: its own two, two per CONT record. */
-#define KTEV_MAX_ARGS	(2 + 2 * 256)
+#include "ktfile.h"	/* KTFILE_MAX_ARGS: the events it decodes come from there */
+#include "numfmt.h"	/* the numbers of the text, KTEV_SLACK */
+
+/* Most arguments one event can carry (a struct ktfile_event's). */
+#define KTEV_MAX_ARGS	KTFILE_MAX_ARGS
 
 /*
  * Room needed by ktev_put_name() and ktev_put_text(), slack included.  The
@@ -32,7 +35,6 @@
  * generated tables), and KTEV_SYM_MAX for the one kernel symbol or irq
  * name a format may print (checked against every format at start).
  */
-#define KTEV_SLACK	64
 #define KTEV_SYM_MAX	256
 #define KTEV_TEXT_BOUND(nr)	(64 + 32 * (nr) + KTEV_SYM_MAX)
 #define KTEV_NAME_MAX	(64 + KTEV_SLACK)
@@ -156,12 +158,6 @@ static inline bool ktev_lost_count(uint32_t code, const uint32_t *args,
 	*count = args[0] | (uint64_t)args[1] << 32;
 	return true;
 }
-
-/* Number formatting used by the above, for the tools' own columns. */
-char *ktev_put_u64(char *p, uint64_t v);
-char *ktev_put_hex(char *p, uint64_t v);	/* "1f", no 0x */
-/* @v right-aligned in @width columns (more if it needs them) */
-char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width);
 
 /*
  * The bytes a string argument (%s: a comm) packs into @nr_args arguments,

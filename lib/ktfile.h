@@ -24,6 +24,12 @@
 #define KTFILE_HEADER_SIZE	512
 #define KTFILE_BYTE_ORDER	0x01020304u
 
+/*
+ * Most arguments one event can carry: its own two, two per CONT record, of
+ * which a chain has at most 256 (their index is the 8-bit subevent field).
+ */
+#define KTFILE_MAX_ARGS		(2 + 2 * (1 << (32 - KTRACE_SUB_SHIFT)))
+
 /* ktfile_header.flags */
 #define KTFILE_TSC_INVARIANT	(1u << 0)	/* TSC rate constant, synced across CPUs */
 #define KTFILE_USER_STREAM	(1u << 1)	/* one user thread, not one CPU */
@@ -117,8 +123,6 @@ int ktfile_close(struct ktfile_writer *w);
 
 /* ---- reader: lib/ktfile_read.c ------------------------------------------- */
 
-#include "ktevents.h"
-
 /**
  * struct ktfile_event - one event with its continuation arguments folded in
  * @tsc:     time stamp of the event's record
@@ -134,7 +138,7 @@ struct ktfile_event {
 	uint32_t code;
 	uint32_t tid;
 	uint32_t nr_args;
-	uint32_t args[KTEV_MAX_ARGS];
+	uint32_t args[KTFILE_MAX_ARGS];
 };
 
 /* ktfile_open() flags */

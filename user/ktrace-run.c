@@ -11,7 +11,7 @@
  * maps it too and appends what the thread published to the thread's trace
  * file.  So whatever ends a process (_exit, exec, abort, a crash, SIGKILL),
  * what it recorded is in the trace, and the library needs no thread, file
- * descriptor or signal handler in the program.  See user/libktrace.h.
+ * descriptor or signal handler in the program.  See user/ring.h.
  *
  * ktrace-run is the subreaper of what it runs: it drains until the last
  * process of the command is gone, then exits as the command did (its exit
@@ -42,8 +42,8 @@
 #include "files.h"
 #include "ktevents.h"
 #include "ktfile.h"
-#include "libktrace.h"
 #include "opts.h"
+#include "ring.h"
 #include "ring_drain.h"
 #include "util.h"
 

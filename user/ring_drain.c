@@ -175,7 +175,7 @@ static void wake_owner(struct ring_drain *d)
 
 /*
  * The ring is unusable: nothing more is taken from it.  Its thread is told
- * (@abandoned, libktrace.h), so that it stops recording and never waits
+ * (@abandoned, ring.h), so that it stops recording and never waits
  * for room; where even that store faults, its wait is bounded by the
  * library's own 2 s rule.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ring_drain: ktrace-run's side of the ring protocol (libktrace.h), apart
+ * ring_drain: ktrace-run's side of the ring protocol (ring.h), apart
  * from the rest of ktrace-run so that a fuzzer (tests/fuzz/fuzz_ring.c) can
  * feed it any bytes.
  *
@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "ktfile.h"
-#include "libktrace.h"
+#include "ring.h"
 
 /* How the drainer reaches one ring: mapped, or through its file. */
 struct ring_src {

@@ -4,7 +4,7 @@
  * what happens at fork, thread exit, exit() and fatal signals.
  *
  * The library records in one of three modes, chosen once per program from
- * the environment (libktrace.h says why):
+ * the environment (ring.h says why):
  *   drained     KTRACE_RUN_RINGS: rings are files of ktrace-run's ring
  *               directory, mapped shared; ktrace-run writes the trace
  *               files.  The library keeps no thread, no file descriptor,

@@ -104,7 +104,7 @@ $(UT)/sigstress: tests/user/sigstress.c user/ktrace_user.h $(LIBKTRACE_SO) $(O)/
 		-Wl,-rpath,'$$ORIGIN/../../tools'
 
 # a program attacking ktrace-run through its rings (the ring protocol's structs)
-$(UT)/hostile-ring: tests/user/hostile-ring.c user/libktrace.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so
+$(UT)/hostile-ring: tests/user/hostile-ring.c user/ring.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(KT_CFLAGS) -pthread -Iuser -o $@ $< lib/ktfile_write.c lib/files.c \
 		-L$(O)/tools -lktrace -Wl,-rpath,'$$ORIGIN/../../tools'

@@ -12,7 +12,7 @@
  * Tracepoints are found by name with for_each_kernel_tracepoint(), since
  * most __tracepoint_* symbols are not exported.  Each probe is still checked
  * at compile time against the prototype in the kernel's own headers (see
- * KTRACE_PROBE()), so a tracepoint whose arguments change breaks the build
+ * KTRACE_PROBE_CHECK()), so a tracepoint whose arguments change breaks the build
  * instead of the kernel.  The prototypes used here are the same in 6.1 and
  * 6.12; a difference would be handled with LINUX_VERSION_CODE at the probe.
  *
@@ -272,12 +272,16 @@ struct ktrace_probe {
 
 /*
  * register_trace_<tp>() is the kernel's typed wrapper of the tracepoint;
- * calling it inside sizeof() checks @fn against the tracepoint's prototype
- * in this kernel's headers without referencing its (unexported) symbol.
+ * calling it inside sizeof() checks a probe of @type against the
+ * tracepoint's prototype in this kernel's headers without referencing its
+ * (unexported) symbol.  It is 0, or the build fails.
  */
-#define KTRACE_PROBE(tp, fn)	{ .name = #tp, .func = fn }
-#define KTRACE_PROBE_CHECK(tp, fn) \
-	BUILD_BUG_ON(sizeof(register_trace_##tp(fn, NULL)) != sizeof(int))
+#define KTRACE_PROBE_CHECK(tp, type) \
+	BUILD_BUG_ON_ZERO(sizeof(register_trace_##tp((type *)NULL, NULL)) != sizeof(int))
+
+/* One entry, checked where it is listed (adding 0 to the name). */
+#define KTRACE_PROBE(tp, fn) \
+	{ .name = #tp + KTRACE_PROBE_CHECK(tp, typeof(fn)), .func = fn }
 
 static struct ktrace_probe ktrace_probes[] = {
 	KTRACE_PROBE(sched_switch, ktrace_probe_sched_switch),
@@ -304,33 +308,6 @@ static struct ktrace_probe ktrace_probes[] = {
 	KTRACE_PROBE(signal_deliver, ktrace_probe_signal),
 	KTRACE_PROBE(timer_expire_entry, ktrace_probe_timer),
 };
-
-static void __init ktrace_probes_check(void)
-{
-	KTRACE_PROBE_CHECK(sched_switch, ktrace_probe_sched_switch);
-	KTRACE_PROBE_CHECK(sched_wakeup, ktrace_probe_sched_wakeup);
-	KTRACE_PROBE_CHECK(sched_migrate_task, ktrace_probe_sched_migrate);
-	KTRACE_PROBE_CHECK(task_newtask, ktrace_probe_task_newtask);
-	KTRACE_PROBE_CHECK(task_rename, ktrace_probe_task_rename);
-	KTRACE_PROBE_CHECK(sched_process_exec, ktrace_probe_exec);
-	KTRACE_PROBE_CHECK(sched_process_exit, ktrace_probe_exit);
-	KTRACE_PROBE_CHECK(page_fault_user, ktrace_probe_page_fault);
-	KTRACE_PROBE_CHECK(page_fault_kernel, ktrace_probe_page_fault);
-	KTRACE_PROBE_CHECK(irq_handler_entry, ktrace_probe_irq_entry);
-	KTRACE_PROBE_CHECK(irq_handler_exit, ktrace_probe_irq_exit);
-	KTRACE_PROBE_CHECK(nmi_handler, ktrace_probe_nmi);
-	KTRACE_PROBE_CHECK(softirq_entry, ktrace_probe_softirq_entry);
-	KTRACE_PROBE_CHECK(softirq_exit, ktrace_probe_softirq_exit);
-	KTRACE_PROBE_CHECK(softirq_raise, ktrace_probe_softirq_raise);
-	KTRACE_PROBE_CHECK(sys_enter, ktrace_probe_sys_enter);
-	KTRACE_PROBE_CHECK(sys_exit, ktrace_probe_sys_exit);
-	KTRACE_PROBE_CHECK(net_dev_start_xmit, ktrace_probe_net_xmit);
-	KTRACE_PROBE_CHECK(netif_receive_skb, ktrace_probe_net_recv);
-	KTRACE_PROBE_CHECK(block_rq_issue, ktrace_probe_block_issue);
-	KTRACE_PROBE_CHECK(block_rq_complete, ktrace_probe_block_complete);
-	KTRACE_PROBE_CHECK(signal_deliver, ktrace_probe_signal);
-	KTRACE_PROBE_CHECK(timer_expire_entry, ktrace_probe_timer);
-}
 
 static void ktrace_probe_find(struct tracepoint *tp, void *priv)
 {
@@ -361,7 +338,6 @@ static int __init ktrace_probes_register(void)
 	unsigned int i;
 	int ret;
 
-	ktrace_probes_check();
 	for_each_kernel_tracepoint(ktrace_probe_find, NULL);
 	for (i = 0; i < ARRAY_SIZE(ktrace_probes); i++) {
 		if (!ktrace_probes[i].tp) {

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ktevents.h"
 #include "merge.h"
 
 static char text[KTEV_NAME_MAX + KTEV_TEXT_MAX];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ktevents.h"
 #include "ktfile.h"
 #include "symbols.h"
 #include "util.h"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ktevents.h"
 #include "ktfile.h"
 #include "symbols.h"
 #include "util.h"

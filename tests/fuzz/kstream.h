@@ -39,6 +39,7 @@
 
 #include "dtrace.h"
 #include "ksyms.h"
+#include "ktevents.h"
 #include "ktfile.h"
 #include "merge.h"
 #include "util.h"

@@ -33,8 +33,11 @@ cd "$ROOT" || exit 1
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)"; exit 77; }
 FLAGS=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -Iinclude/uapi -Ilib -Idtrace -DKTRACE_VERSION='"fuzz"')
-LIB=(lib/ktfile_read.c lib/ktevents.c lib/merge.c lib/util.c lib/escape.c lib/files.c lib/ksyms.c
-     lib/pager.c)
+# libkt's sources as lib/lib.mk lists them, so a new lib/*.c needs no edit here
+# shellcheck disable=SC2016,SC2207
+LIB=($(make -s --no-print-directory -f lib/lib.mk -f - fuzz-lib-srcs \
+	<<<'fuzz-lib-srcs: ; @echo $(LIB_SRCS)')) || exit 1
+[ ${#LIB[@]} -gt 0 ] || { echo "fuzz: no LIB_SRCS in lib/lib.mk"; exit 1; }
 DTRACE=()	# dtrace's sources but its main()
 for f in dtrace/*.c; do
 	[ "$f" = dtrace/main.c ] || DTRACE+=("$f")
@@ -151,15 +154,12 @@ for t in $targets; do
 	ktfile) build ktfile tests/fuzz/fuzz_ktfile.c "${LIB[@]}" ;;
 	maps)	build maps tests/fuzz/fuzz_maps.c dtrace/symbols.c "${LIB[@]}" -ldw -lelf ;;
 	escape)	build escape tests/fuzz/fuzz_escape.c lib/escape.c lib/util.c ;;
-	calls)	build calls tests/fuzz/fuzz_calls.c "${DTRACE[@]}" \
-			lib/ktfile_write.c "${LIB[@]}" -ldw -lelf -pthread ;;
-	ring)	build ring -Iuser tests/fuzz/fuzz_ring.c user/ring_drain.c lib/ktfile_write.c \
-			"${LIB[@]}" ;;
-	kformats) build kformats tests/fuzz/fuzz_kformats.c "${DTRACE[@]}" \
-			lib/ktfile_write.c "${LIB[@]}" -ldw -lelf -pthread ;;
-	pipeline) build pipeline tests/fuzz/fuzz_pipeline.c -DBATCH_BYTES=4096 \
-			"${DTRACE[@]}" lib/ktfile_write.c "${LIB[@]}" \
+	calls)	build calls tests/fuzz/fuzz_calls.c "${DTRACE[@]}" "${LIB[@]}" -ldw -lelf -pthread ;;
+	ring)	build ring -Iuser tests/fuzz/fuzz_ring.c user/ring_drain.c "${LIB[@]}" ;;
+	kformats) build kformats tests/fuzz/fuzz_kformats.c "${DTRACE[@]}" "${LIB[@]}" \
 			-ldw -lelf -pthread ;;
+	pipeline) build pipeline tests/fuzz/fuzz_pipeline.c -DBATCH_BYTES=4096 \
+			"${DTRACE[@]}" "${LIB[@]}" -ldw -lelf -pthread ;;
 	symbols) build symbols tests/fuzz/fuzz_symbols.c dtrace/symbols.c "${LIB[@]}" -ldw -lelf ;;
 	uevent)	kshim_dir
 		build uevent tests/fuzz/fuzz_uevent.c -w

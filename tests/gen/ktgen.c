@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ktevents.h"
 #include "ktfile.h"
 #include "util.h"
 

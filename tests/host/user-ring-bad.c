@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "ktrace_user.h"
-#include "libktrace.h"
+#include "ring.h"
 
 int main(int argc, char **argv)
 {

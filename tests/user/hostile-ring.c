@@ -43,8 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libktrace.h"
 #include "ktrace_user.h"
+#include "ring.h"
 
 #define FAKE_RECORDS	1024
 
@@ -150,8 +150,10 @@ static void fake_records(struct kt_ring *r, uint64_t from, uint64_t n)
 	uint64_t tsc = r->file.ref_tsc;
 
 	for (uint64_t i = from; i < from + n; i++)
-		kt_put(&recs[i & (r->records - 1)], tsc + i, KTRACE_CODE(KTRACE_GRP_user, 2),
-		       getpid() + 1000000, i, 0);
+		recs[i & (r->records - 1)] = (struct ktrace_record){
+			.tsc = tsc + i, .event = KTRACE_CODE(KTRACE_GRP_user, 2),
+			.tid = getpid() + 1000000, .arg1 = i,
+		};
 	__atomic_store_n(&r->committed, from + n, __ATOMIC_RELEASE);
 }
 
