@@ -90,4 +90,4 @@ check "... ktrace -s shows no mode" '[ $rc -eq 0 ] && ! has_out "mode"'
 fk -e sched -c 0 -d 0.1 -o n2
 check "... and a recording works again" '[ $rc -eq 0 ] && [ -s n2.cpu0 ]'
 
-echo "1..$n"
+done_testing

@@ -27,4 +27,4 @@ check "a reader that stays: exit 1, the CPU and what happens named" \
 	 has_err "it is put back as ktrace exits"'
 printf '0 64 0\n' >"$T/state"
 
-echo "1..$n"
+done_testing

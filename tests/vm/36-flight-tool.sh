@@ -80,4 +80,4 @@ done
 check "overwritten + kept = written on cpu $cpu exactly ($sum, $written), none lost ($lost)" \
 	'[ -n "$written" ] && [ "$sum" -eq "$written" ] && [ "$lost" = 0 ]'
 
-echo "1..$n"
+done_testing

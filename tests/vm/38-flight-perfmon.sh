@@ -37,4 +37,4 @@ check "ktrace took its snapshots ($(grep -c "snapshot [0-9]*: " "$T/err") of 11 
 check "afterwards the normal mode and tracing off" \
 	'! grep -q "^mode" "$T/s" && grep -q "(tracing off)" "$T/s"'
 "$KTRACE" -e 0; "$KTRACE" -b 65536
-echo "1..$n"
+done_testing

@@ -83,4 +83,4 @@ check "its session ended by ktrace -e: exit $rc, lost markers + records = writte
 	'[ $rc -eq 0 ] && [ "$sum" -eq $((w1 - w0)) ]'
 
 "$KTRACE" -e 0; "$KTRACE" -b 65536
-echo "1..$n"
+done_testing
