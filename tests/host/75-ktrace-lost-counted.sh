@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Nothing lost without being counted in the file (issue 23, finding 6), on
-# the fake device (ktrace-cli-fakedev.c) and a 64 KiB tmpfs.  Ground truth:
-# the fake kernel's written and lost counts of each CPU (KTFAKE_STATS) and the
-# raw records of the file (python reads them, not dtrace).
+# Nothing lost without being counted in the file, on the fake device
+# (ktrace-cli-fakedev.c) and a 64 KiB tmpfs.  Ground truth: the fake kernel's
+# written and lost counts of each CPU (KTFAKE_STATS) and the raw records of
+# the file (python reads them, not dtrace).
 #   full disk   ktrace exits 1 naming the file; the file is whole records
 #               and ends with a lost marker (no room for one more
 #               record: it takes the last event's place); its events plus what

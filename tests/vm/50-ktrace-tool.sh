@@ -5,9 +5,9 @@
 # Needs ktrace and dtrace in PATH (or $KTRACE, $DTRACE) and a POSIX sh with
 # grep, sleep, kill, wc, date.
 #
-# The main case is the one of issue 4: ktrace -e sched,thread -c all --
-# <workload>, then dtrace shows the workload's fork, exec and exit with its
-# real pid, and context switches into and out of it.
+# The main case: ktrace -e sched,thread -c all -- <workload>, then dtrace
+# shows the workload's fork, exec and exit with its real pid, and context
+# switches into and out of it.
 
 NAME=tool
 . "$(dirname "$0")/tap-common.sh"

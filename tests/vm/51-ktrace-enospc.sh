@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# ktrace on a full file system (issue 23, finding 6), run as root in the
-# test VM (TAP): one CPU's 20000 user events recorded onto a 64 KiB tmpfs.
-# Ground truth: the kernel's written and lost counts of that CPU (ktrace
-# -s) before and after, and the raw record count of the file.
+# ktrace on a full file system: nothing lost without being counted, run as
+# root in the test VM (TAP): one CPU's 20000 user events recorded onto a
+# 64 KiB tmpfs.  Ground truth: the kernel's written and lost counts of that
+# CPU (ktrace -s) before and after, and the raw record count of the file.
 #   - ktrace exits 1 and names the file and the error;
 #   - the file is a header and whole records, readable by dtrace, and ends
 #     with a lost marker;
