@@ -4,6 +4,7 @@
 #   /init                 tests/vm/init
 #   /bin/busybox + applet links, /bin/ktrace and /bin/dtrace (static) if built
 #   /tests/               tests/vm/*.sh and the static programs of tests/vm/*.c
+#   /tests/lib/tap.sh     tests/lib/tap.sh, the TAP helpers the shell tests source
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +35,7 @@ printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$vm/group"
 list=$vm/initramfs.list
 {
 	for d in /bin /sbin /usr /usr/bin /usr/sbin /dev /proc /sys /tmp /root \
-		 /etc /tests /mnt; do
+		 /etc /tests /tests/lib /mnt; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -46,6 +47,7 @@ list=$vm/initramfs.list
 	"$busybox" --list-full | while read -r applet; do
 		[ "$applet" = bin/busybox ] || echo "slink /$applet /bin/busybox 0777 0 0"
 	done
+	echo "file /tests/lib/tap.sh tests/lib/tap.sh 0644 0 0"
 	shopt -s nullglob
 	for t in tests/vm/*.sh "$vm"/tests/*; do
 		echo "file /tests/${t##*/} $t 0755 0 0"

@@ -21,13 +21,14 @@
 #            kshim, against a model of its rule (seeds: its own)
 # tests/fuzz/regress/TARGET/ holds inputs that crashed TARGET once: seeds too.
 # Exit 0: no crash; 77: clang or libFuzzer missing; otherwise the crash is
-# in build/fuzz/TARGET/ (crash-* files).
+# in $O/fuzz/TARGET/ (crash-* files; O: the build directory, default build).
 set -u
 secs=${1:-60}
 shift
 targets=${*:-ktfile maps escape calls ring kformats pipeline symbols uevent}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=$ROOT/build/fuzz
+O=${O:-build}
+OUT=$ROOT/$O/fuzz
 cd "$ROOT" || exit 1
 
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)"; exit 77; }
@@ -60,8 +61,8 @@ build() {
 
 seeds_ktfile() {
 # seeds: small good files of each kind, and each corruption
-make -s build/tests/ktgen || exit 1
-gen() { "$ROOT/build/tests/ktgen" -c 1 -n 12 "$@" "$OUT/ktfile/seeds/s" >/dev/null; }
+make -s O="$O" "$O/tests/ktgen" || exit 1
+gen() { "$ROOT/$O/tests/ktgen" -c 1 -n 12 "$@" "$OUT/ktfile/seeds/s" >/dev/null; }
 i=0
 for args in "" "-l 3" "-U 300" "--swap -l 2" "-u 1 -c 1" "--step 0" \
 	    "--corrupt truncated" "--corrupt order" "--corrupt cont-seq" "--corrupt cont-end" \

@@ -4,9 +4,9 @@
 # (tests/host/kshim.h), through random interleavings of a writer CPU with
 # nested interrupts and a reader CPU (tests/host/buffer-model.c):
 #   full      no event is dropped as if the ring were full when it is not
-#             (issue 10 item 1: head loaded before tail);
+#             (the writer loads head before tail);
 #   wakeup1   a reader going to sleep is never left asleep on a published
-#   wakeup4   record (item 3: the store-buffer pattern), watermark 1 and 4.
+#   wakeup4   record (the store-buffer pattern), watermark 1 and 4.
 . "$(dirname "$0")/dtrace-common.sh"
 
 . tests/host/kshim.sh

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TRACE(), TRACE_ARGS() and TRACE64() from <linux/ktrace.h> (issue 10 item
-# 11): with tracing off no argument is evaluated, TRACE64's 64-bit value
-# included; with CONFIG_KTRACE=n the arguments are still type-checked, so a
-# site that would not build with ktrace does not build without it either.
+# TRACE(), TRACE_ARGS() and TRACE64() from <linux/ktrace.h>: with tracing
+# off no argument is evaluated, TRACE64's 64-bit value included; with
+# CONFIG_KTRACE=n the arguments are still type-checked, so a site that would
+# not build with ktrace does not build without it either.
 . "$(dirname "$0")/dtrace-common.sh"
 . tests/host/kshim.sh
 make_kshim "$TMP/kshim"

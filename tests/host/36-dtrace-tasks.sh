@@ -71,4 +71,4 @@ check "a snapshot: a naming from before every CPU's records begin yields to a la
 dt --raw k.cpu0
 check "--raw: thread ids" \
 	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101$"'
-echo "1..$n"
+done_testing

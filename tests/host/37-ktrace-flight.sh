@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# ktrace --flight (issue 12) on the fake device (ktrace-cli-fakedev.c):
-# each fake CPU writes records numbered 0, 1, 2, ... (arg1) at 1000 a
-# second into 64-record buffers in overwrite mode.  Ground truth: that
-# numbering and the fake kernel's counts.  A snapshot must be, per CPU, a
-# lost marker of exactly the records overwritten, then the newest records
-# without a gap; the next snapshot must go on where the last one ended
-# (tracing went on); the normal mode and the mask must be back at the end.
+# ktrace --flight on the fake device (ktrace-cli-fakedev.c): each fake CPU
+# writes records numbered 0, 1, 2, ... (arg1) at 1000 a second into
+# 64-record buffers in overwrite mode.  Ground truth: that numbering and the
+# fake kernel's counts.  A snapshot must be, per CPU, a lost marker of
+# exactly the records overwritten, then the newest records without a gap;
+# the next snapshot must go on where the last one ended (tracing went on);
+# the normal mode and the mask must be back at the end.
 . "$(dirname "$0")/fakedev-common.sh"
 
 # snap FILE: "MARKER FIRST LAST COUNT" of one snapshot file: the lost
@@ -90,4 +90,4 @@ check "... ktrace -s shows no mode" '[ $rc -eq 0 ] && ! has_out "mode"'
 fk -e sched -c 0 -d 0.1 -o n2
 check "... and a recording works again" '[ $rc -eq 0 ] && [ -s n2.cpu0 ]'
 
-echo "1..$n"
+done_testing

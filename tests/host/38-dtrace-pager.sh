@@ -12,8 +12,7 @@
 . "$(dirname "$0")/dtrace-common.sh"
 
 if ! script -qec true /dev/null </dev/null >/dev/null 2>&1; then
-	echo "1..0 # SKIP script(1) from util-linux is not here"
-	exit 0
+	skip_all "script(1) from util-linux is not here"
 fi
 
 gen small -s 5 -c 2 -n 200
@@ -145,7 +144,7 @@ if [ "$(id -u)" = 0 ] && cp "$DTRACE" "$TMP/sgid-dtrace" && cp "$(command -v id)
 	[ $rc -eq 0 ] && no_pager && cmp -s "$TMP/tty" "$TMP/want"
 	ok $? "set-id: no pager" "exit $rc; $(cat "$TMP/pager.log" 2>&1); $(head -n 2 "$TMP/tty")"
 else
-	echo "ok $((tap_n += 1)) - set-id: no pager # SKIP not root, or $TMP is nosuid"
+	skip "set-id: no pager" "not root, or $TMP is nosuid"
 fi
 
 done_testing

@@ -8,19 +8,10 @@
 # are the ones --help lists; and an option the tools share means the same
 # thing with the same letter (ktrace -c and dtrace -c, not --cpu/--cpus).
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/lib/tap.sh"
 T=$(mktemp -d /tmp/usage.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-ok() {	# ok STATUS DESCRIPTION [DIAGNOSTIC]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "$3" ] && printf '%s\n' "$3" | sed 's/^/#   /'
-	fi
-}
-bin() { echo "${TOOLS:-$ROOT/build/tools}/$1"; }
+bin() { echo "${TOOLS:-$ROOT/$O/tools}/$1"; }
 
 for tool in ktrace dtrace ktrace-run; do
 	man=$ROOT/$( [ $tool = ktrace-run ] && echo user || echo $tool)/$tool.1
@@ -107,4 +98,4 @@ ok $? "the old spellings are not in --help"
 "$(bin dtrace)" -p abc /dev/null >/dev/null 2>"$T/err"
 ! grep -q "tid" "$T/err"
 ok $? "dtrace -p does not select thread ids" "$(cat "$T/err")"
-echo "1..$n"
+done_testing

@@ -11,9 +11,11 @@
 # The real device is tested in the VM by tests/vm/50-ktrace-tool.sh.
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-KTRACE=${KTRACE:-$ROOT/build/tools/ktrace}
-DTRACE=${DTRACE:-$ROOT/build/tools/dtrace}
+. "$ROOT/tests/lib/tap.sh"
+KTRACE=${KTRACE:-$ROOT/$O/tools/ktrace}
+DTRACE=${DTRACE:-$ROOT/$O/tools/dtrace}
 T=$(mktemp -d /tmp/ktrace-cli.XXXXXX)
+TAP_ERR=$T/err	# what a failed check shows
 MNT=
 cleanup() {
 	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
@@ -21,15 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-ok()  { n=$((n + 1)); echo "ok $n - $1"; }
-nok() {
-	n=$((n + 1)); echo "not ok $n - $1"
-	echo "#   exit $rc; stderr:"; sed 's/^/#     /' "$T/err"
-}
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-# check DESC CONDITION: CONDITION is shell code, evaluated
-check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 has_err() { grep -qF -- "$1" "$T/err"; }
 has_out() { grep -qF -- "$1" "$T/out"; }
 
@@ -44,7 +37,7 @@ fk() {
 fails() {
 	f=$1 pat=$2 d=$3; shift 3
 	$f "$@"
-	if [ $rc -ne 0 ] && has_err "$pat"; then ok "$d"; else nok "$d"; fi
+	check "$d" '[ $rc -ne 0 ] && has_err "$pat"'
 }
 
 # whole_file FILE CPU: a trace file of CPU, header and whole records only
@@ -61,10 +54,7 @@ field() { dd if="$1" bs=1 skip="$2" count="$3" 2>/dev/null | tr -d '\0'; }
 u32() { od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
 u64() { od -An -t u8 -j "$2" -N 8 "$1" | tr -d ' '; }
 
-if [ ! -x "$KTRACE" ]; then
-	echo "1..0 # SKIP $KTRACE not built"
-	exit 0
-fi
+[ -x "$KTRACE" ] || skip_all "$KTRACE not built"
 
 # ---- part 1: no device ---------------------------------------------------
 kt --help
@@ -98,10 +88,10 @@ check "-l lists groups and events" '[ $rc -eq 0 ] && has_out sched && has_out wo
 	has_out "context switch from task"'
 
 # ---- part 2: the fake device ---------------------------------------------
-FAKE="$ROOT/build/tests/ktrace-cli-fakedev.so"
-if ! make -s -C "$ROOT" build/tests/ktrace-cli-fakedev.so >"$T/err" 2>&1; then
-	rc=1; nok "build the fake device"
-	echo "1..$n"
+FAKE="$ROOT/$O/tests/ktrace-cli-fakedev.so"
+if ! make -s -C "$ROOT" O="$O" "$O/tests/ktrace-cli-fakedev.so" >"$T/err" 2>&1; then
+	rc=1; check "build the fake device" false
+	done_testing
 	exit 1
 fi
 cd "$T" || exit 1
@@ -238,4 +228,4 @@ else
 	skip "dtrace reads what ktrace wrote" "dtrace not built"
 fi
 
-echo "1..$n"
+done_testing

@@ -27,4 +27,4 @@ ino=$(stat -c %i m.cpu0)
 fk -c 0 -d 0.1 -o m
 check "an old trace file is replaced (a new file, not rewritten in place)" \
 	'[ $rc -eq 0 ] && [ "$(stat -c %s m.cpu0)" -ge 512 ]'
-echo "1..$n"
+done_testing

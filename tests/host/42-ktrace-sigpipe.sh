@@ -40,4 +40,4 @@ for sig in USR1 USR2 ALRM; do	# (QUIT: a shell starts a background job with it i
 	check "SIG$sig while recording: ktrace stops (exit $krc), the mask is put back" \
 		'[ $krc -lt 128 ] && has_out "0x00000000"'
 done
-echo "1..$n"
+done_testing

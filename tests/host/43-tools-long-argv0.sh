@@ -7,11 +7,11 @@
 # exit status, not overrun the 4 KiB message buffer (vmsg in lib/util.c).
 # DTRACE= and KTRACE_RUN= test other builds.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-DTRACE=${DTRACE:-$ROOT/build/tools/dtrace}
-KTRACE_RUN=${KTRACE_RUN:-$ROOT/build/tools/ktrace-run}
+. "$ROOT/tests/lib/tap.sh"
+DTRACE=${DTRACE:-$ROOT/$O/tools/dtrace}
+KTRACE_RUN=${KTRACE_RUN:-$ROOT/$O/tools/ktrace-run}
 T=$(mktemp -d /tmp/argv0.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
 
 # run_argv0 PROGRAM ARGS...: exit status with argv[0] 8000 x's, stderr in $T/err
 run_argv0() {
@@ -24,7 +24,7 @@ print(p.returncode)' "$@"
 for prog in "$DTRACE" "$KTRACE_RUN"; do
 	name=$(basename "$prog")
 	if [ ! -x "$prog" ]; then
-		n=$((n + 1)); echo "ok $n - $name: long argv[0] # SKIP not built"
+		skip "$name: long argv[0]" "not built"
 		continue
 	fi
 	long=$(printf '%010000d' 0 | tr 0 y)
@@ -34,12 +34,8 @@ for prog in "$DTRACE" "$KTRACE_RUN"; do
 		rc=$(run_argv0 "$prog" "--$long")	# "NAME: unknown option ..."
 	fi
 	len=$(wc -c <"$T/err")
-	n=$((n + 1))
-	if [ "$rc" -gt 0 ] && [ "$rc" -lt 128 ] && [ "$len" -le 4096 ] &&
-	   grep -q "^xxxx.*: .*\(File name too long\|unknown option\)" "$T/err"; then
-		echo "ok $n - $name: argv[0] of 8000 bytes: an error (exit $rc), message cut to $len bytes"
-	else
-		echo "not ok $n - $name: argv[0] of 8000 bytes: exit $rc, $len bytes of message"
-	fi
+	[ "$rc" -gt 0 ] && [ "$rc" -lt 128 ] && [ "$len" -le 4096 ] &&
+		grep -q "^xxxx.*: .*\(File name too long\|unknown option\)" "$T/err"
+	ok $? "$name: argv[0] of 8000 bytes: an error (exit $rc), message cut to $len bytes"
 done
-echo "1..$n"
+done_testing

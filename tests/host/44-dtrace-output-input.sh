@@ -25,4 +25,4 @@ umask 022
 dt -o new.txt t.cpu0 t.cpu1
 check "a new -o file: written, 0600" \
 	'[ $rc -eq 0 ] && grep -q "sched:switch" new.txt && [ "$(stat -c %a new.txt)" = 600 ]'
-echo "1..$n"
+done_testing

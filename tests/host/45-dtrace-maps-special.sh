@@ -24,4 +24,4 @@ printf 'snapshot 1\nobject 0 401000 402000 - /dev/zero\n' >trace.pid7.maps
 dt trace.pid7.tid7
 check "an object that is a device (/dev/zero): not read" \
 	'[ $rc -eq 0 ] && grep -q "/dev/zero: not a regular file" err'
-echo "1..$n"
+done_testing

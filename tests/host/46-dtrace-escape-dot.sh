@@ -8,8 +8,7 @@
 . "$(dirname "$0")/dtrace-mktrace.sh"
 
 if ! command -v dot >/dev/null; then
-	echo "1..0 # SKIP dot (graphviz) not installed"
-	exit 0
+	skip_all "dot (graphviz) not installed"
 fi
 # comm: a " b \ <newline> <0xff> c
 $MKTRACE trace.pid7.tid7 --user 7 7 --comm 6122625c0aff63 \
@@ -21,4 +20,4 @@ drc=$?
 check "dot accepts the graph (exit $drc, no warning)" '[ $drc -eq 0 ] && [ ! -s dot.err ]'
 check "the thread's label holds the whole comm, escaped" \
 	'grep -q "pid 7, a.*b.*xff.*c)" plain'
-echo "1..$n"
+done_testing

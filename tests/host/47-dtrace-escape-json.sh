@@ -22,4 +22,4 @@ python3 check.py 2>py.err
 prc=$?
 check "python json reads it as strict UTF-8, the thread named a\"b...c (exit $prc)" \
 	'[ $prc -eq 0 ] || { sed "s/^/#   /" py.err; false; }'
-echo "1..$n"
+done_testing

@@ -16,4 +16,4 @@ check "the user event's name and format from the map file: escaped" \
 dt --calltree trace.pid7.tid7
 check "--calltree: the comm in the thread's heading, escaped" \
 	'[ $rc -eq 0 ] && grep -qF "(pid 7, \\x1b[2Jx)" out && ! grep -q "$(printf "\033")" out'
-echo "1..$n"
+done_testing

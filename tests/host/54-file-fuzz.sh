@@ -11,9 +11,8 @@
 # (default 20; half of it for the later targets, so that the whole test
 # stays under 3 minutes on 2 CPUs).
 cd "$(dirname "$0")/../.." || exit 1
-n=0
+. tests/lib/tap.sh
 for t in ktfile maps escape calls ring kformats pipeline symbols uevent; do
-	n=$((n + 1))
 	secs=${FUZZ_SECONDS:-20}
 	case $t in
 	ring|kformats|pipeline|symbols|uevent) secs=$(((secs + 1) / 2)) ;;
@@ -21,12 +20,11 @@ for t in ktfile maps escape calls ring kformats pipeline symbols uevent; do
 	out=$(tests/fuzz/run.sh "$secs" $t 2>&1)
 	rc=$?
 	if [ $rc -eq 77 ]; then
-		echo "ok $n - fuzz $t # SKIP $out"
+		skip "fuzz $t" "$out"
 	elif [ $rc -eq 0 ]; then
-		echo "ok $n - fuzz $t: $(echo "$out" | grep -o 'Done [0-9]* runs.*')"
+		ok 0 "fuzz $t: $(echo "$out" | grep -o 'Done [0-9]* runs.*')"
 	else
-		echo "not ok $n - fuzz $t (crash input in build/fuzz/$t/)"
-		echo "$out" | tail -n 30 | sed 's/^/#   /'
+		ok $rc "fuzz $t (crash input in $O/fuzz/$t/)" "$(echo "$out" | tail -n 30)"
 	fi
 done
-echo "1..$n"
+done_testing

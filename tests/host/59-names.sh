@@ -11,25 +11,25 @@
 #    against /proc/softirqs.
 # NAMES=FILE checks another table against the truths.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/lib/tap.sh"
 SRC=/usr/src/linux-source-6.12.tar.xz
 if ! command -v python3 >/dev/null; then
-	echo "ok 1 # SKIP python3 not installed (scripts/deps.sh)"
-	echo "1..1"
-	exit 0
+	skip "the names against the kernel source and the host" "python3 not installed (scripts/deps.sh)"
+	done_testing
+	exit
 fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 what="lib/names_gen.h is what scripts/gen-names.py makes of $SRC"
 if [ ! -f "$SRC" ]; then
-	echo "ok 1 - $what # SKIP no $SRC"
-elif python3 "$ROOT/scripts/gen-names.py" --source "$SRC" -o "$TMP/names_gen.h" \
-	2>"$TMP/err" && diff -u "$ROOT/lib/names_gen.h" "$TMP/names_gen.h" >"$TMP/diff"; then
-	echo "ok 1 - $what"
+	skip "$what" "no $SRC"
 else
-	echo "not ok 1 - $what"
-	head -n 30 "$TMP/err" "$TMP/diff" | sed 's/^/#   /'
+	python3 "$ROOT/scripts/gen-names.py" --source "$SRC" -o "$TMP/names_gen.h" 2>"$TMP/err" &&
+		diff -u "$ROOT/lib/names_gen.h" "$TMP/names_gen.h" >"$TMP/diff"
+	ok $? "$what" "$(head -n 30 "$TMP/err" "$TMP/diff")"
 fi
-python3 - "${NAMES:-$ROOT/lib/names_gen.h}" 1 <<'PY'
+# the rest in Python, numbered on from $tap_n; it prints the plan
+python3 - "${NAMES:-$ROOT/lib/names_gen.h}" "$tap_n" <<'PY'
 import errno, os, re, signal, sys
 
 tables = {}

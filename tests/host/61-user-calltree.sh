@@ -89,8 +89,7 @@ if [ -x "$UT/exceptions" ]; then
 	tree exc "$TMP/exc"
 	golden_user exceptions "$TMP/exc.tree"
 else
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n # SKIP C++ exceptions: no C++ compiler"
+	skip "golden user-exceptions" "C++ exceptions: no C++ compiler"
 fi
 
 KTRACE_USER_DROP=1 KTRACE_USER_BUF=1024 traced "$TMP/lossy" "$UT/sigstress" 0.3 >/dev/null

@@ -8,9 +8,9 @@
 . "$(dirname "$0")/user-common.sh"
 
 if ! command -v uftrace >/dev/null; then
-	echo "ok 1 # SKIP uftrace is not installed"
-	echo "1..1"
-	exit 0
+	skip "the call trees against uftrace's" "uftrace is not installed"
+	done_testing
+	exit
 fi
 
 # counts NAME PROG [ARG...]: "function calls" lines from both tracers

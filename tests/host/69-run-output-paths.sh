@@ -8,8 +8,7 @@
 . "$(dirname "$0")/user-common.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
-	echo "1..0 # SKIP needs root and setpriv (a link of another user)"
-	exit 0
+	skip_all "needs root and setpriv (a link of another user)"
 fi
 PUB=$(mktemp -d /tmp/ktrace-run-paths.XXXXXX)
 trap 'rm -rf "$TMP" "$PUB"' EXIT

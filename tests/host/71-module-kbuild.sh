@@ -5,14 +5,13 @@
 # would bring a second /dev/ktrace and the same symbols.  Kbuild is read
 # here as kbuild reads it, with and without that variable.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-ok() { n=$((n + 1)); echo "${2:+not }ok $n - $1"; }
+. "$ROOT/tests/lib/tap.sh"
 
 err=$(make -s -f "$ROOT/module/Kbuild" CONFIG_KTRACE=y KERNELRELEASE=6.1.0-patched 2>&1)
 rc=$?
 [ $rc -ne 0 ] && grep -q "ktrace.ko: this kernel (6.1.0-patched) has ktrace built in" <<<"$err"
-ok "a CONFIG_KTRACE=y kernel: the module build stops and says why" "$( [ $? -ne 0 ] && echo x)"
+ok $? "a CONFIG_KTRACE=y kernel: the module build stops and says why" "exit $rc: $err"
 err=$(make -s -f "$ROOT/module/Kbuild" KERNELRELEASE=6.1.0-57-amd64 2>&1)
 ! grep -q "has ktrace built in" <<<"$err"
-ok "a stock kernel (no CONFIG_KTRACE): no such refusal" "$( [ $? -ne 0 ] && echo x)"
-echo "1..$n"
+ok $? "a stock kernel (no CONFIG_KTRACE): no such refusal" "$err"
+done_testing

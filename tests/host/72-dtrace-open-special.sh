@@ -15,8 +15,7 @@
 . "$(dirname "$0")/dtrace-mktrace.sh"
 
 if ! command -v strace >/dev/null || ! strace -qq -o /dev/null true 2>/dev/null; then
-	echo "1..0 # SKIP strace missing or not allowed here"
-	exit 0
+	skip_all "strace missing or not allowed here"
 fi
 
 # st ARGS: dtrace under strace; the opens in trace.log, out/err/rc
@@ -138,4 +137,4 @@ st t.cpu0 ptmx.link
 check "a trace file that is a link to /dev/ptmx: an error naming it" \
 	'[ $rc -ne 0 ] && grep -q "ptmx.link: .*not a trace file" err'
 check "... not opened" 'none_opened ptmx.link /dev/ptmx'
-echo "1..$n"
+done_testing

@@ -79,7 +79,7 @@ for kc in order:0 cont-orphan:0 cont-seq:24 cont-end:48; do
 		grep -q " m.cpu0  (ends at a bad record, offset $off)$" out
 	ok $? "$kind: -S says which file ends at a bad record, where" "$(grep -E "^bad|m.cpu0" out)"
 	check "$kind: the merge ends only the bad file (model)" \
-		"$MODEL" --expect-bad m.cpu0=m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
+		'"$MODEL" --expect-bad m.cpu0=m.cut m.cpu1 m.cpu2 m.cpu3 m.user0 >"$TMP/check.out" 2>&1'
 	same_output "$kind" $files -- m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
 done
 
@@ -90,7 +90,7 @@ head -c "$off" m.cpu0 >m.cut
 off2=$("$KTGEN" -s 8 -c 1 -n 2000 -l 4 --corrupt cont-orphan x | sed -n 's/^offset //p')
 head -c "$off2" x.cpu0 >x.cut
 check "two bad files among good ones: each ends only itself (model)" \
-	"$MODEL" --expect-bad m.cpu2 x.cpu0=x.cut m.cpu1 m.cpu0=m.cut
+	'"$MODEL" --expect-bad m.cpu2 x.cpu0=x.cut m.cpu1 m.cpu0=m.cut >"$TMP/check.out" 2>&1'
 "$DTRACE" m.cpu2 x.cpu0 m.cpu1 m.cpu0 >/dev/null 2>err
 rc=$?
 [ $rc -eq 1 ] && grep -q "m.cpu0: offset $off: " err && grep -q "x.cpu0: offset $off2: " err
@@ -101,7 +101,7 @@ rm -f x.*
 $MKTRACE x.cpu0 --cpu 0 --host ktgen 1000000:$FAULT:1:2 1000000:$((CONT0 | END | 1 << 24)):3:4
 $MKTRACE x.cut --cpu 0 --host ktgen
 check "a bad first record: the other files are merged all the same (model)" \
-	"$MODEL" --expect-bad x.cpu0=x.cut m.cpu1 m.cpu2
+	'"$MODEL" --expect-bad x.cpu0=x.cut m.cpu1 m.cpu2 >"$TMP/check.out" 2>&1'
 same_output "a bad first record" x.cpu0 m.cpu1 m.cpu2 -- x.cut m.cpu1 m.cpu2
 
 # a torn tail: a warning, exit 0
@@ -119,7 +119,7 @@ grep -q "^torn        1 file cut short at the end: 10 bytes left out$" out &&
 	grep -q " m.cpu0  (torn tail, 10 bytes)$" out
 ok $? "-S says which file has a torn tail and how many bytes" "$(grep -E "^torn|m.cpu0" out)"
 check "a torn last record: every event before it, every other file (model)" \
-	"$MODEL" m.cpu0=m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
+	'"$MODEL" m.cpu0=m.cut m.cpu1 m.cpu2 m.cpu3 m.user0 >"$TMP/check.out" 2>&1'
 same_output "a torn last record" $files -- m.cut m.cpu1 m.cpu2 m.cpu3 m.user0
 
 # a torn chain: the file ends inside an event's CONT records (cut at a
@@ -134,6 +134,7 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "warning: m.torn: offset $ev: torn tail.* 48 bytes left out" err
 ok $? "a chain cut by the end of the file: a warning naming the file and offset $ev, exit 0" \
 	"exit $rc: $(head -c 300 err)"
-check "... the events before it, the other file (model)" "$MODEL" m.torn=m.cut m.cpu1
+check "... the events before it, the other file (model)" \
+	'"$MODEL" m.torn=m.cut m.cpu1 >"$TMP/check.out" 2>&1'
 
 done_testing

@@ -17,8 +17,7 @@
 . "$(dirname "$0")/dtrace-mktrace.sh"
 
 if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1; then
-	echo "1..0 # SKIP needs root and a user nobody to plant files as"
-	exit 0
+	skip_all "needs root and a user nobody to plant files as"
 fi
 have_strace=false
 command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null && have_strace=true
@@ -98,4 +97,4 @@ check "ctf into your own empty directory: written" \
 dt --format=ctf -o new.ctf t.cpu0
 check "ctf into a new directory: made 0700" \
 	'[ $rc -eq 0 ] && [ "$(stat -c %a new.ctf)" = 700 ] && [ -s new.ctf/metadata ]'
-echo "1..$n"
+done_testing

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Nothing lost without being counted in the file (issue 23, finding 6), on
-# the fake device (ktrace-cli-fakedev.c) and a 64 KiB tmpfs.  Ground truth:
-# the fake kernel's written and lost counts of each CPU (KTFAKE_STATS) and the
-# raw records of the file (python reads them, not dtrace).
+# Nothing lost without being counted in the file, on the fake device
+# (ktrace-cli-fakedev.c) and a 64 KiB tmpfs.  Ground truth: the fake kernel's
+# written and lost counts of each CPU (KTFAKE_STATS) and the raw records of
+# the file (python reads them, not dtrace).
 #   full disk   ktrace exits 1 naming the file; the file is whole records
 #               and ends with a lost marker (no room for one more
 #               record: it takes the last event's place); its events plus what
@@ -38,8 +38,7 @@ export KTFAKE_STATS=$T/stats
 
 mkdir -p mnt
 if ! mount -t tmpfs -o size=64k ktrace-lost mnt 2>/dev/null; then
-	echo "1..0 # SKIP cannot mount a tmpfs"
-	exit 0
+	skip_all "cannot mount a tmpfs"
 fi
 trap 'umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
 
@@ -61,4 +60,4 @@ check "buffer full: exit 0, drops reported" '[ $rc -eq 0 ] && has_err "records l
 sums 0 l.cpu0
 sums 1 l.cpu1
 
-echo "1..$n"
+done_testing

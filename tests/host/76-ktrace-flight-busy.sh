@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# ktrace --flight against another reader (issue 23, finding 11), on the
-# fake device (ktrace-cli-fakedev.c): KTFAKE_BUSY makes CPU 1 have a
-# reader ktrace did not attach, which, as in the kernel, also keeps
-# tracing from being turned on and the mode from changing in overwrite
-# mode; KTFAKE_BUSY_TRIES makes it go after that many refusals.  Ground
-# truth: the fake kernel's mode and mask (its KTFAKE_STATE file).
+# ktrace --flight against another reader: it waits for it or gives up, and
+# leaves the normal mode and mask behind, on the fake device
+# (ktrace-cli-fakedev.c): KTFAKE_BUSY makes CPU 1 have a reader ktrace did
+# not attach, which, as in the kernel, also keeps tracing from being turned
+# on and the mode from changing in overwrite mode; KTFAKE_BUSY_TRIES makes
+# it go after that many refusals.  Ground truth: the fake kernel's mode and
+# mask (its KTFAKE_STATE file).
 #   - a reader that goes within a second: ktrace waits for it, takes its
 #     snapshots of both CPUs, exits 0, the normal mode and mask are back;
 #   - one that stays: ktrace says which CPU and that the mode is put back
@@ -27,4 +28,4 @@ check "a reader that stays: exit 1, the CPU and what happens named" \
 	 has_err "it is put back as ktrace exits"'
 printf '0 64 0\n' >"$T/state"
 
-echo "1..$n"
+done_testing

@@ -28,7 +28,7 @@ for flags in "${SHAPE_FLAGS[@]}"; do
 		counted "$dir" "$prog" $shape 2>"$dir.run" >/dev/null
 		rc=$?
 		if [ $rc -eq 77 ]; then
-			tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1 at $fl: no room for the aliased stack"
+			skip "$1 at $fl" "no room for the aliased stack"
 			continue
 		fi
 		ok $rc "$1 at $fl: runs" "$(cat "$dir.run")"

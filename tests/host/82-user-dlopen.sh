@@ -45,8 +45,7 @@ for flags in "-O0" "-O2 -g"; do
 			fi
 			rc=$?
 			if [ $rc -eq 77 ]; then
-				tap_n=$((tap_n + 1))
-				echo "ok $tap_n # SKIP $1 $how at $fl: libsecond.so not loaded where libfirst.so was"
+				skip "$1 $how at $fl" "libsecond.so not loaded where libfirst.so was"
 				continue
 			fi
 			ok $rc "$1 $how at $fl: runs" "$(cat "$d.run")"

@@ -143,18 +143,18 @@ python3 model.py calltree <want >want-tree
 kernel_lines() { awk '$1 != "-" { $1 = ""; sub(/^ /, ""); print }'; }
 
 "$DTRACE" --tsc k.cpu0 k.cpu1 u.stream 2>err | kernel_lines >got
-check "the listing names every task as the model does" diff want got
+check "the listing names every task as the model does" 'diff want got >"$TMP/check.out" 2>&1'
 "$DTRACE" -j 1 --tsc k.cpu0 k.cpu1 u.stream 2>err | kernel_lines >got-j1
-check "... the same with -j 1 (no worker threads)" diff want got-j1
+check "... the same with -j 1 (no worker threads)" 'diff want got-j1 >"$TMP/check.out" 2>&1'
 "$DTRACE" -j 2 --tsc k.cpu0 k.cpu1 2>err | kernel_lines >got-k
 check "... the kernel streams alone (named on the worker threads): no header name" \
-	diff want-kernel got-k
+	'diff want-kernel got-k >"$TMP/check.out" 2>&1'
 "$DTRACE" --tsc <(cat k.cpu0) <(cat k.cpu1) <(cat u.stream) 2>err | kernel_lines >got-pipe
 check "read from pipes: named in the one pass (no look-ahead for the task before its first naming)" \
-	diff want-pipe got-pipe
+	'diff want-pipe got-pipe >"$TMP/check.out" 2>&1'
 "$DTRACE" --calltree k.cpu0 k.cpu1 u.stream 2>/dev/null | sed -n 's|.*/\* \([a-z]*:[a-z]* .*\) \*/$|\1|p' >got-tree
 check "--calltree: the kernel events of the user thread say what the listing says" \
-	diff want-tree got-tree
+	'diff want-tree got-tree >"$TMP/check.out" 2>&1'
 
 "$DTRACE" --format=perfetto -o k.json k.cpu0 k.cpu1 u.stream 2>err
 python3 - k.json >got-json <<'PY'
@@ -166,13 +166,14 @@ PY
 # its instants: every event but the calls and switches (slices)
 "$DTRACE" k.cpu0 k.cpu1 u.stream 2>err | grep -v "func:\|sched:switch" |
 	awk '{ $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' >want-json
-check "Perfetto: every event's name and text as the listing's" diff want-json got-json
+check "Perfetto: every event's name and text as the listing's" \
+	'diff want-json got-json >"$TMP/check.out" 2>&1'
 check "... the listing's user event: the program's name and format" \
-	grep -qx "user:work worker 0, item 49999" got-json
+	'grep -qx "user:work worker 0, item 49999" got-json'
 
 dt_S() { "$DTRACE" -S k.cpu0 k.cpu1 u.stream 2>err; }
 check "-S: a task that exited is named as at its last event (renamed-300: 11 events)" \
-	eval 'dt_S | grep -Eq "^  renamed-300 +11$"'
+	'dt_S | grep -Eq "^  renamed-300 +11$"'
 
 # peak RSS (KiB) of dtrace on ktgen traces of $1 events a CPU
 rss() {
@@ -186,8 +187,8 @@ if [ -x /usr/bin/time ]; then
 	names=$("$DTRACE" -e thread "$TMP/big2000000"/t.cpu* 2>/dev/null | grep -c thread:name)
 	rm -rf "$TMP"/big*
 	check "peak RSS flat: $small KiB at 250k events a CPU, $big KiB at 2M ($names namings)" \
-		test -n "$small" -a -n "$big" -a "$names" -gt 100000 -a $((big * 2)) -le $((small * 3))
+		'test -n "$small" -a -n "$big" -a "$names" -gt 100000 -a $((big * 2)) -le $((small * 3))'
 else
-	ok 0 "# SKIP /usr/bin/time is missing: peak RSS not measured"
+	skip "peak RSS flat" "/usr/bin/time is missing: peak RSS not measured"
 fi
 done_testing

@@ -19,7 +19,7 @@
  *   no-lost-wakeup a reader that went to sleep was woken, or the record it
  *                  sleeps on (the last of its wakeup window) is unpublished.
  *
- * The overwrite scenario (issue 12, the flight recorder) has no reader
+ * The overwrite scenario (the flight recorder) has no reader
  * while CPU 0 writes far more than the ring holds in overwrite mode, its
  * interrupts writing bursts long enough to wrap the ring above a writer
  * they interrupted.  The model notes which events reserved records (the
@@ -32,8 +32,8 @@
  * add up to the lost count.
  *
  * Usage: buffer-model SCENARIO RUNS SEED; prints TAP for one scenario.
- * Scenarios: full (item 1 of issue 10), wakeup1 and wakeup4 (item 3, with
- * a wakeup watermark of 1 and of 4 records), overwrite.
+ * Scenarios: full (no false full), wakeup1 and wakeup4 (no lost wakeup,
+ * with a wakeup watermark of 1 and of 4 records), overwrite.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

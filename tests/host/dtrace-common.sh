@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by the dtrace, trace file and merge host tests: builds what they
-# run, gives them a scratch directory and TAP helpers.
+# run, gives them a scratch directory and the TAP helpers (tests/lib/tap.sh;
+# a check's command writes its output to $TMP/check.out, shown on failure).
 
-# O: the build directory, as for make (O=build/asan CFLAGS=-fsanitize=...)
+# O (tests/lib/tap.sh): the build directory, as for make (O=build/asan CFLAGS=...)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
-O=${O:-build}
+. "$ROOT/tests/lib/tap.sh"
 DTRACE=$ROOT/$O/tools/dtrace
 KTGEN=$ROOT/$O/tests/ktgen
 MODEL=$ROOT/$O/tests/merge-model
@@ -14,36 +15,13 @@ GOLDEN=$ROOT/tests/host/golden
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export TZ=UTC LC_ALL=C
+TAP_ERR=$TMP/check.out
 
-tap_n=0
-tap_failed=0
-
-# ok STATUS DESCRIPTION [DIAGNOSTIC]: one TAP line, from an exit status.
 # gen NAME ktgen-args...: trace files TMP/NAME/t.* from the generator
 gen() {	# gen NAME ktgen-args...
 	local name=$1
 	shift
 	mkdir -p "$TMP/$name" && "$KTGEN" "$@" "$TMP/$name/t" >/dev/null
-}
-
-ok() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2"
-	else
-		echo "not ok $tap_n - $2"
-		tap_failed=$((tap_failed + 1))
-		[ -n "$3" ] && printf '%s\n' "$3" | sed 's/^/#   /'
-	fi
-	return 0
-}
-
-# check DESCRIPTION COMMAND...: ok if the command succeeds.
-check() {
-	local desc=$1
-	shift
-	"$@" >"$TMP/check.out" 2>&1
-	ok $? "$desc" "$(head -c 600 "$TMP/check.out")"
 }
 
 # expect_error DESCRIPTION TEXT COMMAND...: ok if the command fails and
@@ -55,11 +33,6 @@ expect_error() {
 	rc=$?
 	[ $rc -ne 0 ] && grep -qF -- "$text" "$TMP/err.txt"
 	ok $? "$desc" "exit $rc, wanted '$text' in: $(head -c 400 "$TMP/err.txt")"
-}
-
-done_testing() {
-	echo "1..$tap_n"
-	[ $tap_failed -eq 0 ]
 }
 
 if ! make -s O="$O" dtrace-test-tools >"$TMP/build.log" 2>&1; then

@@ -5,9 +5,7 @@
 # Debian kernel: load /stock/ktrace.ko, built against that kernel's headers,
 # as its own TAP test (00-module-load), then the in-VM tests and the kernel
 # log exactly as /init's test branch does.
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; }
+. /tests/lib/tap.sh	# tests/lib/tap.sh, in the test VM's initramfs
 
 echo "<6>ktrace-vm: test 00-module-load" >/dev/kmsg
 echo "@@TAP-BEGIN 00-module-load@@"
@@ -17,32 +15,27 @@ echo "# kernel $(uname -r) $(uname -v)"
 if [ -f /stock/ktrace-foreign.ko ]; then
 	other=$(cat /stock/ktrace-foreign.txt)
 	if insmod /stock/ktrace-foreign.ko 2>/tmp/insmod.err; then
-		nok "ktrace.ko built for $other is refused on $(uname -r)"
+		ok 1 "ktrace.ko built for $other is refused on $(uname -r)"
 		rmmod ktrace
 	else
-		ok "ktrace.ko built for $other is refused on $(uname -r)"
+		ok 0 "ktrace.ko built for $other is refused on $(uname -r)"
 	fi
 	why=$(dmesg | grep -E 'ktrace: (version magic|disagrees|module built for)' | tail -n 1)
 	if [ -n "$why" ]; then
-		ok "the kernel log says why: ${why#*] }"
+		ok 0 "the kernel log says why: ${why#*] }"
 	else
-		nok "the kernel log says why it refused the foreign module"
-		dmesg | tail -n 5 | sed 's/^/# /'
+		ok 1 "the kernel log says why it refused the foreign module" "$(dmesg | tail -n 5)"
 	fi
 fi
-if insmod /stock/ktrace.ko 2>/tmp/insmod.err; then
-	ok "insmod ktrace.ko on $(uname -r)"
-else
-	nok "insmod ktrace.ko on $(uname -r)"
-	sed 's/^/# /' /tmp/insmod.err; dmesg | tail -n 5 | sed 's/^/# /'
-fi
-if [ -c /dev/ktrace ]; then ok "/dev/ktrace exists"; else nok "/dev/ktrace exists"; fi
+insmod /stock/ktrace.ko 2>/tmp/insmod.err
+ok $? "insmod ktrace.ko on $(uname -r)" "$(cat /tmp/insmod.err; dmesg | tail -n 5)"
+check "/dev/ktrace exists" '[ -c /dev/ktrace ]'
 # The kernel's own null_blk (/dev/nullb0, for 20-kernel-counts).
 for m in configfs null_blk; do
 	[ -f /stock/$m.ko ] && insmod /stock/$m.ko
 done
-if [ -b /dev/nullb0 ]; then ok "null_blk loaded"; else nok "null_blk loaded"; fi
-echo "1..$n"
+check "null_blk loaded" '[ -b /dev/nullb0 ]'
+done_testing
 echo "@@TAP-END 00-module-load rc=0@@"
 
 /tests/run-vm.sh

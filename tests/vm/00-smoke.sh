@@ -2,11 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The test VM itself: 4 CPUs online, the /proc files the count tests read,
 # and ftrace's sched_switch event for the cross-checks.
-n=0
-check() {
-	n=$((n + 1))
-	if eval "$2" >/dev/null 2>&1; then echo "ok $n - $1"; else echo "not ok $n - $1"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
 check "/proc/stat has ctxt and processes" "grep -q '^ctxt ' /proc/stat && grep -q '^processes ' /proc/stat"
 check "/proc/vmstat has pgfault" "grep -q '^pgfault ' /proc/vmstat"
 check "/proc/interrupts and /proc/softirqs exist" "grep -q CPU0 /proc/interrupts && grep -q CPU0 /proc/softirqs"
@@ -15,4 +11,4 @@ check "tracefs has events/sched/sched_switch" "[ -d /sys/kernel/tracing/events/s
 check "tracepoint benchmark event exists" "[ -d /sys/kernel/tracing/events/benchmark ]"
 check "loopback is up" "ip link show lo | grep -q UP"
 check "running as root" "[ \"\$(id -u)\" = 0 ]"
-echo "1..$n"
+done_testing

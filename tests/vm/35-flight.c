@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The flight recorder: overwrite mode (KTRACE_IOC_SET_MODE), issue 12.
+ * The flight recorder: overwrite mode (KTRACE_IOC_SET_MODE) keeps the
+ * newest records, whole, and counts what it overwrote.
  *
  * A producer pinned to a CPU writes numbered user events of 1, 2 and 3
  * records, far more than its small buffer holds, then a snapshot is taken

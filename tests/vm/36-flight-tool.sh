@@ -1,16 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# ktrace --flight (issue 12), run as root in the test VM (TAP): a workload
-# pinned to one CPU writes 20000 numbered user events into 1024-record
-# buffers, SIGUSR1 takes snapshot 1, more events follow, SIGINT ends
-# ktrace with snapshot 2.  Ground truth: the numbers the workload wrote and
-# the kernel's per-CPU written count (ktrace -s).  Snapshot 1 must hold the
-# newest events without a gap up to 19999, start with a lost marker, name
-# every task alive then (a task that exited before it may have lost its
-# name records to newer ones), and be read by dtrace like any trace; snapshot 2 must
-# hold the events written after it (tracing went on); the markers plus the
-# records of both snapshots must be exactly what the CPU wrote.
+# ktrace --flight, snapshots of the newest events without a gap, run as root
+# in the test VM (TAP): a workload pinned to one CPU writes 20000 numbered
+# user events into 1024-record buffers, SIGUSR1 takes snapshot 1, more
+# events follow, SIGINT ends ktrace with snapshot 2.  Ground truth: the
+# numbers the workload wrote and the kernel's per-CPU written count (ktrace
+# -s).  Snapshot 1 must hold the newest events without a gap up to 19999,
+# start with a lost marker, name every task alive then (a task that exited
+# before it may have lost its name records to newer ones), and be read by
+# dtrace like any trace; snapshot 2 must hold the events written after it
+# (tracing went on); the markers plus the records of both snapshots must be
+# exactly what the CPU wrote.
 
 NAME=flight
 EVENTS=${EVENTS:-/tests/user-events}
@@ -80,4 +81,4 @@ done
 check "overwritten + kept = written on cpu $cpu exactly ($sum, $written), none lost ($lost)" \
 	'[ -n "$written" ] && [ "$sum" -eq "$written" ] && [ "$lost" = 0 ]'
 
-echo "1..$n"
+done_testing

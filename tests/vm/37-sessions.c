@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sessions (KTRACE_MASK_SESSION) and what one leaves to the next (issue
- * 23, finding 9), through the ioctls, on one CPU.  Ground truth: the
- * kernel's mask and mode (KTRACE_IOC_INFO), its per-CPU counters
- * (written = read + overwritten + discarded + in the buffer) and the raw
- * records read.
+ * Sessions (KTRACE_MASK_SESSION) and what one leaves to the next: a
+ * session's mask, mode and lost records end with it, through the ioctls, on
+ * one CPU.  Ground truth: the kernel's mask and mode (KTRACE_IOC_INFO), its
+ * per-CPU counters (written = read + overwritten + discarded + in the
+ * buffer) and the raw records read.
  *   - the owner's release puts back the mask before the session and the
  *     normal mode; a call without the flag ends the session (the mask
  *     stays); a second owner, or a session while a reader is attached,

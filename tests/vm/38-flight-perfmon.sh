@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# A CAP_PERFMON-only opener against a root ktrace --flight (issue 23,
-# finding 11), run as root in the test VM (TAP).  perfmon-attach keeps
-# attaching readers to every CPU while ktrace takes a snapshot every 0.2 s.
-# Ground truth: the kernel's mode and mask (ktrace -s), the helper's own
-# count of attaches, the snapshot files.
+# A CAP_PERFMON-only opener against a root ktrace --flight: it can neither
+# attach a reader nor spoil the snapshots; run as root in the test VM
+# (TAP).  perfmon-attach keeps attaching readers to every CPU while ktrace
+# takes a snapshot every 0.2 s.  Ground truth: the kernel's mode and mask
+# (ktrace -s), the helper's own count of attaches, the snapshot files.
 #   - in overwrite mode a reader attaches only through a file opened with
 #     CAP_SYS_ADMIN: the helper gets none (EPERM), so it cannot take a
 #     snapshot's records nor keep tracing from being turned on again;
@@ -37,4 +37,4 @@ check "ktrace took its snapshots ($(grep -c "snapshot [0-9]*: " "$T/err") of 11 
 check "afterwards the normal mode and tracing off" \
 	'! grep -q "^mode" "$T/s" && grep -q "(tracing off)" "$T/s"'
 "$KTRACE" -e 0; "$KTRACE" -b 65536
-echo "1..$n"
+done_testing

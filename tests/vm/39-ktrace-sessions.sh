@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Back-to-back ktrace sessions (issue 23, finding 9), run as root in the
-# test VM (TAP).  A first ktrace records user events of one CPU into
-# 1024-record buffers; it is stopped (SIGSTOP) while 3000 numbered events
-# fill its buffer and drop, then SIGKILLed.  Ground truth: the kernel's
-# mask and counters (ktrace -s) and the numbers the workload wrote.
+# Back-to-back ktrace sessions: one leaves the next neither its mask, its
+# mode nor its lost records; run as root in the test VM (TAP).  A first
+# ktrace records user events of one CPU into 1024-record buffers; it is
+# stopped (SIGSTOP) while 3000 numbered events fill its buffer and drop,
+# then SIGKILLed.  Ground truth: the kernel's mask and counters (ktrace -s)
+# and the numbers the workload wrote.
 #   - a session is owned by the file that started it: once the killed
 #     ktrace's files are released tracing is off and the mode normal;
 #   - the next ktrace starts clean: its file holds exactly the 10 events of
@@ -83,4 +84,4 @@ check "its session ended by ktrace -e: exit $rc, lost markers + records = writte
 	'[ $rc -eq 0 ] && [ "$sum" -eq $((w1 - w0)) ]'
 
 "$KTRACE" -e 0; "$KTRACE" -b 65536
-echo "1..$n"
+done_testing

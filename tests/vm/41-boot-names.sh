@@ -25,4 +25,4 @@ check "no other thread event: the mask is the boot one" \
 	'! grep -Eq "thread:(fork|exec|exit)" "$T/out"'
 check "context switches name their tasks" \
 	'grep -Eq "sched:switch +context switch from task [^ ]+-[0-9]+ to task [^ <]+-[0-9]+\$" "$T/out"'
-echo "1..$n"
+done_testing

@@ -5,9 +5,9 @@
 # Needs ktrace and dtrace in PATH (or $KTRACE, $DTRACE) and a POSIX sh with
 # grep, sleep, kill, wc, date.
 #
-# The main case is the one of issue 4: ktrace -e sched,thread -c all --
-# <workload>, then dtrace shows the workload's fork, exec and exit with its
-# real pid, and context switches into and out of it.
+# The main case: ktrace -e sched,thread -c all -- <workload>, then dtrace
+# shows the workload's fork, exec and exit with its real pid, and context
+# switches into and out of it.
 
 NAME=tool
 . "$(dirname "$0")/tap-common.sh"
@@ -30,8 +30,8 @@ if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
 	kt -s
 	check "no /dev/ktrace: ktrace says the kernel is not patched" \
 		'[ $rc -ne 0 ] && has_err "kernel not patched with ktrace"'
-	echo "1..$n"
-	exit 0
+	done_testing
+	exit
 fi
 
 # ---- -s ------------------------------------------------------------------
@@ -153,4 +153,4 @@ check "... and marked in the files" '[ $rc -eq 0 ] && has_out "records lost"'
 kt -b "$bufsize" -e 0
 check "-b puts the buffer size back" '[ $rc -eq 0 ]'
 
-echo "1..$n"
+done_testing

@@ -52,4 +52,4 @@ check "--raw: thread ids, no names" \
 	'[ $rc -eq 0 ] && has_outE "context switch from task $w to task [0-9]+\$" &&
 	 ! has_outE "kt-renamed-"'
 wait $pre
-echo "1..$n"
+done_testing

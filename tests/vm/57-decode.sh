@@ -37,4 +37,4 @@ addr=$(sed -n "${line:-1}s/.*function \([0-9a-f]*\)\$/\1/p" "$T/raw")
 want=$(grep -i "^0*$addr [tTwW] " /proc/kallsyms | head -n 1 | cut -d' ' -f3)
 check "a timer function is the kernel symbol at its address ($sym at $addr: $want)" \
 	'[ -n "$sym" ] && [ -n "$addr" ] && [ "$sym" = "$want" ]'
-echo "1..$n"
+done_testing

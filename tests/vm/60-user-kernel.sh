@@ -16,6 +16,7 @@
 # So the user-space and kernel time stamps agree to better than the few
 # instructions between the TRACE and the system call, across CPUs.
 
+. "$(dirname "$0")/lib/tap.sh"
 KTRACE=${KTRACE:-ktrace}
 DTRACE=${DTRACE:-dtrace}
 PROG=${PROG:-/tests/user-calls}
@@ -23,22 +24,9 @@ N=200
 T=${TMPDIR:-/tmp}/user-kernel.$$
 mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT
+TAP_ERR=$T/err
 
-n=0
-check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		[ ! -s "$T/err" ] || sed 's/^/#   /' "$T/err" | head -20
-	fi
-}
-
-if [ ! -e /dev/ktrace ] || [ ! -x "$PROG" ]; then
-	echo "1..0 # SKIP no /dev/ktrace or no $PROG"
-	exit 0
-fi
+[ -e /dev/ktrace ] && [ -x "$PROG" ] || skip_all "no /dev/ktrace or no $PROG"
 
 KTRACE_USER_DIR=$T/u "$KTRACE" -e syscall -c all -o "$T/k" -- "$PROG" $N \
 	>"$T/out" 2>"$T/err"
@@ -81,4 +69,4 @@ done
 "$DTRACE" --calltree "$T"/k.cpu* "$T"/u/trace.pid*.tid* >"$T/tree" 2>"$T/err"
 check "dtrace --calltree names call_kernel() and shows its system call inside it" \
 	'[ $? -eq 0 ] && grep -A1 "call_kernel() {" "$T/tree" | grep -q "syscall:entry"'
-echo "1..$n"
+done_testing

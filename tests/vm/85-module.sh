@@ -10,8 +10,7 @@ KO=${KTRACE_KO:-/stock/ktrace.ko}
 . "$(dirname "$0")/tap-common.sh"
 
 if [ ! -f /sys/module/ktrace/initstate ] || [ ! -f "$KO" ]; then
-	echo "1..0 # SKIP ktrace is not a loaded module here"
-	exit 0
+	skip_all "ktrace is not a loaded module here"
 fi
 cd "$T" || exit 1
 
@@ -38,4 +37,4 @@ check "reloaded module starts with tracing off" '"$KTRACE" -s | grep -q "(tracin
 "$KTRACE" -q -e sched -c all -o again -- sh -c 'sleep 0.2'
 check "reloaded module records" '[ -s again.cpu0 ] || [ -s again.cpu1 ]'
 cd / && rm -rf "$T"
-echo "1..$n"
+done_testing
