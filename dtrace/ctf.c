@@ -347,16 +347,19 @@ static void write_packet(struct ctf *ctf, struct ctf_stream *s)
 }
 
 /*
- * The event context's comm: the name the event's task had then (tasks.h),
- * as the text's task column has it: "<...>" for a task the trace never
- * names, "<idle>" for tid 0, "-" for a meta record.  Never empty:
- * babeltrace2 (2.0) prints an empty string as the last one it read.
+ * The event context's comm: the name the event's task had then, from the
+ * event's names (tasks.h), as the text's task column has it: "<...>" for
+ * a task the trace never names, "<idle>" for tid 0, "-" for a meta record.
+ * Never empty: babeltrace2 (2.0) prints an empty string as the last one
+ * it read.
  */
-static char *put_comm(struct dtrace *dt, char *p, const struct ktfile_event *ev)
+static char *put_comm(char *p, const struct dtrace_event *e)
 {
+	const struct ktfile_event *ev = e->ev;
 	size_t len = 0;
+	uint32_t pid;
 	const char *comm = ev->code & KTRACE_GROUP_MASK ?
-			   tasks_comm(dt->tasks, ev->tid, ev->tsc, &len) : "-";
+			   tasks_named_comm(&e->names, ev->tid, &len, &pid) : "-";
 
 	if (!comm)
 		comm = ev->tid ? "<...>" : "<idle>";
@@ -396,7 +399,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	}
 	p = put64(p, ev->tsc);
 	p = put32(p, ev->tid);
-	p = put_comm(dt, p, ev);
+	p = put_comm(p, e);
 	if (is_lost) {
 		p = put64(p, lost);
 	} else if (fs) {
