@@ -18,7 +18,8 @@
  * all its arguments.  Lost records are a "meta:lost" event with the count,
  * and the packet that ends with it has them in events_discarded (the
  * number lost so far in the stream), which readers report as discarded
- * events.
+ * events.  A user event its program named (symbols.h) is of an event class
+ * of that name, "user:work", with the table's fields: as the listing names it.
  *
  * Memory is one packet per stream; packets go out as they fill.
  */
@@ -47,7 +48,16 @@
 /* Event class ids, the same in both stream classes. */
 enum { ID_LOST, ID_UNKNOWN, ID_TABLE };
 
+/* An event class for a user event a program named. */
+struct ctf_named {
+	struct sym_proc *proc;
+	unsigned int sub;
+};
+
+#define NR_SUBS		256	/* KTRACE_SUB() */
+
 struct ctf_stream {
+	uint32_t *named;	/* user: by sub, its named class's id, 0: none */
 	int fd;			/* -1: the file is not exported (-c) */
 	char name[32];
 	bool user;
@@ -66,6 +76,8 @@ struct ctf {
 	unsigned int nr;
 	uint8_t uuid[16];
 	struct fields *fields;		/* the event table's, by index */
+	struct ctf_named *named;	/* classes ID_TABLE + ktev_nr_events + i */
+	unsigned int nr_named;
 };
 
 static char *put32(char *p, uint32_t v)
@@ -141,6 +153,51 @@ static void put_events(const struct ctf *ctf, FILE *f, unsigned int sid)
 	}
 }
 
+/* The user events' classes of the names the programs gave them. */
+static void put_named_events(const struct ctf *ctf, FILE *f)
+{
+	for (unsigned int i = 0; i < ctf->nr_named; i++) {
+		const struct ctf_named *n = &ctf->named[i];
+		const struct ktev_desc *d = ktev_lookup(KTRACE_CODE(KTRACE_GRP_user, n->sub));
+		const struct fields *fs = fields_of(ctf->fields, d);
+		const char *fmt, *name = sym_event_name(n->proc, n->sub, &fmt);
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "user:%s", name);
+		fprintf(f, "event {\n\tname = ");
+		put_string(f, buf, strlen(buf));
+		fprintf(f, ";\n\tid = %u;\n\tstream_id = 1;\n\tfields := struct {\n",
+			ID_TABLE + ktev_nr_events + i);
+		for (unsigned int j = 0; j < fs->nr; j++)
+			fprintf(f, "\t\t%s _%s;\n", type_names[fs->f[j].type], fs->f[j].name);
+		fprintf(f, "\t};\n};\n\n");
+	}
+}
+
+/* The classes of the user events @s's program named (those the table has). */
+static void find_named(struct ctf *ctf, struct ctf_stream *s, struct sym_proc *proc)
+{
+	const char *fmt;
+
+	for (unsigned int sub = 0; proc && sub < NR_SUBS; sub++) {
+		unsigned int i;
+
+		if (!ktev_lookup(KTRACE_CODE(KTRACE_GRP_user, sub)) ||
+		    !sym_event_name(proc, sub, &fmt))
+			continue;
+		for (i = 0; i < ctf->nr_named; i++)
+			if (ctf->named[i].proc == proc && ctf->named[i].sub == sub)
+				break;
+		if (i == ctf->nr_named) {
+			ctf->named = xrealloc(ctf->named, (i + 1) * sizeof(*ctf->named));
+			ctf->named[ctf->nr_named++] = (struct ctf_named){ proc, sub };
+		}
+		if (!s->named)
+			s->named = xcalloc(NR_SUBS, sizeof(*s->named));
+		s->named[sub] = ID_TABLE + ktev_nr_events + i;
+	}
+}
+
 static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
 {
 	const struct ktfile_header *h = &ref->hdr;
@@ -203,6 +260,7 @@ static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
 			sid ? "\t\tuint32_t _pid;\n\t\tuint32_t _tid;\n" : "\t\tuint32_t cpu_id;\n");
 	put_events(ctf, f, 0);
 	put_events(ctf, f, 1);
+	put_named_events(ctf, f);
 	if (ferror(f) | fclose(f))
 		die("%s: write error", path);
 }
@@ -240,6 +298,8 @@ static void open_streams(struct ctf *ctf, struct dtrace *dt)
 				snprintf(s->name + strlen(s->name), 12, "-%u", i);
 		}
 		s->buf = xmalloc(PACKET_BYTES + EVENT_MAX);
+		if (s->user)
+			find_named(ctf, s, dt->files[i].proc);
 	}
 	make_uuid(ctf, dt);
 	write_metadata(ctf, ref ? ref : kt_merge_file(dt->merge, 0));
@@ -347,16 +407,19 @@ static void write_packet(struct ctf *ctf, struct ctf_stream *s)
 }
 
 /*
- * The event context's comm: the name the event's task had then (tasks.h),
- * as the text's task column has it: "<...>" for a task the trace never
- * names, "<idle>" for tid 0, "-" for a meta record.  Never empty:
- * babeltrace2 (2.0) prints an empty string as the last one it read.
+ * The event context's comm: the name the event's task had then, from the
+ * event's names (tasks.h), as the text's task column has it: "<...>" for
+ * a task the trace never names, "<idle>" for tid 0, "-" for a meta record.
+ * Never empty: babeltrace2 (2.0) prints an empty string as the last one
+ * it read.
  */
-static char *put_comm(struct dtrace *dt, char *p, const struct ktfile_event *ev)
+static char *put_comm(char *p, const struct dtrace_event *e)
 {
+	const struct ktfile_event *ev = e->ev;
 	size_t len = 0;
+	uint32_t pid;
 	const char *comm = ev->code & KTRACE_GROUP_MASK ?
-			   tasks_comm(dt->tasks, ev->tid, ev->tsc, &len) : "-";
+			   tasks_named_comm(&e->names, ev->tid, &len, &pid) : "-";
 
 	if (!comm)
 		comm = ev->tid ? "<...>" : "<idle>";
@@ -389,14 +452,17 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	if (is_lost) {
 		p = put32(p, ID_LOST);
 	} else if (fs && fs->nr_args == ev->nr_args) {
-		p = put32(p, ID_TABLE + (d - ktev_events));
+		bool named = s->named && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
+			     s->named[KTRACE_SUB(ev->code)];
+
+		p = put32(p, named ? s->named[KTRACE_SUB(ev->code)] : ID_TABLE + (d - ktev_events));
 	} else {
 		fs = NULL;
 		p = put32(p, ID_UNKNOWN);
 	}
 	p = put64(p, ev->tsc);
 	p = put32(p, ev->tid);
-	p = put_comm(dt, p, ev);
+	p = put_comm(p, e);
 	if (is_lost) {
 		p = put64(p, lost);
 	} else if (fs) {
@@ -441,7 +507,9 @@ static void ctf_end(struct dtrace *dt, struct outbuf *o)
 		if (close(s->fd) < 0)
 			die("%s/%s: %s", ctf->dir, s->name, strerror(errno));
 		free(s->buf);
+		free(s->named);
 	}
+	free(ctf->named);
 	free(ctf->streams);
 	close(ctf->dir_fd);
 	free(ctf->fields);

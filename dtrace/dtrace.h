@@ -27,6 +27,13 @@ struct outbuf {
 	int fd;
 	const char *name;	/* for messages: the -o file or "standard output" */
 	void (*before_write)(struct outbuf *o);	/* the pipeline's turn, or NULL */
+	/*
+	 * text.c's --absolute: the date part of the last second written here
+	 * (each thread writes to an outbuf of its own).  date_len 0: none.
+	 */
+	int64_t date_sec;
+	uint8_t date_len;
+	char date[32];
 };
 
 /* Room for one line of any format; out_reserve() guarantees it. */

@@ -26,6 +26,7 @@ void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
 	o->fd = fd;
 	o->name = name;
 	o->before_write = NULL;
+	o->date_len = 0;
 }
 
 /*

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amap.h"
 #include "calls.h"
 #include "dtrace.h"
 #include "escape.h"
@@ -45,15 +44,6 @@ struct pf_file {
 	bool user;
 	bool running;		/* CPU: a task's slice is open */
 	uint32_t pid, tid;	/* the track: a user thread's, or a CPU's */
-	struct sym_proc *proc;	/* user: its symbols, for named user events */
-};
-
-struct pf_thread {
-	uint32_t tid;
-	uint32_t pid;
-	const char *name;	/* a header's comm, or @comm */
-	bool from_header;
-	char comm[KTRACE_COMM_LEN + 1];	/* from a thread:name event */
 };
 
 struct pf {
@@ -61,8 +51,8 @@ struct pf {
 	uint64_t last_ns;
 	struct pf_file *files;	/* by file index */
 	unsigned int nr_files;
-	struct amap threads;	/* tid -> struct pf_thread */
 	struct fields *fields;	/* the event table's, by index */
+	char event[KTEV_TEXT_MAX + 1];	/* the event being written, as dtrace_put_event() */
 };
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -141,78 +131,48 @@ static void put_meta(struct pf *pf, struct outbuf *o, const char *what, uint32_t
 
 /* ---- threads and their names ----------------------------------------------- */
 
-static struct pf_thread *find_thread(struct pf *pf, uint32_t tid)
+/*
+ * A task's name as tasks.c had it at event @e (among @e->names, as every
+ * view has it): a thread_name, and a process_name for a main thread.
+ */
+static void put_task_meta(struct pf *pf, struct outbuf *o, const struct dtrace_event *e,
+			  uint32_t tid)
 {
-	return tid ? amap_get(&pf->threads, tid) : NULL;
-}
+	char comm[KT_ESC_MAX(KTRACE_COMM_LEN) + 1];
+	uint32_t pid;
+	size_t len;
+	const char *n = tid ? tasks_named_comm(&e->names, tid, &len, &pid) : NULL;
 
-static struct pf_thread *add_thread(struct pf *pf, uint32_t tid)
-{
-	struct pf_thread *t = find_thread(pf, tid);
-
-	if (!t) {
-		t = xcalloc(1, sizeof(*t));
-		*t = (struct pf_thread){ .tid = tid, .pid = tid };
-		amap_put(&pf->threads, tid, t);
-	}
-	return t;
-}
-
-static uint32_t pid_of(struct pf *pf, struct dtrace *dt, uint32_t tid, uint64_t tsc)
-{
-	struct pf_thread *t = find_thread(pf, tid);
-	uint32_t pid = tasks_pid(dt->tasks, tid, tsc);
-
-	return pid ? pid : t ? t->pid : tid;
+	if (!n)
+		return;
+	memcpy(comm, n, len);
+	comm[len] = '\0';
+	if (!pid)
+		pid = tid;
+	if (tid == pid)
+		put_meta(pf, o, "process_name", pid, pid, comm, 0);
+	put_meta(pf, o, "thread_name", pid, tid, comm, 0);
 }
 
 /*
- * What a CPU's slice for @tid is called: as the task was named then,
- * "wget-61" (tasks.h), else "comm 42" from a header, or "task 42".
+ * Whether user stream @i names its process: its main thread's stream
+ * does, else the first stream of the process (-c or not) with none of
+ * the main thread's before it.
  */
-static char *task_name(struct pf *pf, struct dtrace *dt, char *buf, uint32_t tid, uint64_t tsc)
+static bool names_process(struct dtrace *dt, unsigned int i)
 {
-	struct pf_thread *t = find_thread(pf, tid);
+	const struct ktfile_header *h = &kt_merge_file(dt->merge, i)->hdr;
 
-	if (tasks_pid(dt->tasks, tid, tsc))
-		*tasks_put(dt->tasks, buf, tid, tsc, 0) = '\0';
-	else
-		snprintf(buf, 64, "%.16s %u", t && t->name ? t->name : "task", tid);
-	return buf;
-}
+	if (h->tid == h->pid)
+		return true;
+	for (unsigned int j = 0; j < i; j++) {
+		const struct ktfile_header *o = &kt_merge_file(dt->merge, j)->hdr;
 
-/* A thread:name event: the thread's (and a main thread's process's) name. */
-static void event_name(struct pf *pf, struct outbuf *o, const struct ktfile_event *ev)
-{
-	uint32_t tid = ev->args[0], pid = ev->args[1];
-	struct pf_thread *t;
-
-	if (!tid || ev->nr_args < 2 + KTRACE_COMM_LEN / 4)
-		return;
-	t = add_thread(pf, tid);
-	if (t->from_header)
-		return;
-	t->pid = pid;
-	tasks_event_comm(ev, t->comm);
-	t->comm[KTRACE_COMM_LEN] = '\0';
-	t->name = t->comm;
-	if (tid == pid)
-		put_meta(pf, o, "process_name", pid, pid, t->name, 0);
-	put_meta(pf, o, "thread_name", pid, tid, t->name, 0);
-}
-
-/* Fork keeps the comm: the child of a named task has its name until exec. */
-static void fork_name(struct pf *pf, struct outbuf *o, uint32_t parent, uint32_t child)
-{
-	struct pf_thread *p = find_thread(pf, parent), *c;
-
-	if (!p || !p->name || !child ||
-	    (find_thread(pf, child) && find_thread(pf, child)->from_header))
-		return;
-	c = add_thread(pf, child);
-	c->name = p->name;
-	put_meta(pf, o, "process_name", c->pid, c->tid, c->name, 0);
-	put_meta(pf, o, "thread_name", c->pid, c->tid, c->name, 0);
+		if (o->cpu < 0 && o->tid &&
+		    (o->tid == h->pid || (o->pid == h->pid && dt->files[j].selected)))
+			return false;
+	}
+	return true;
 }
 
 /* The tracks: the CPUs', and the named threads from the user streams' headers. */
@@ -230,7 +190,6 @@ static void *perfetto_start(struct dtrace *dt, struct outbuf *o)
 	for (unsigned int i = 0; i < pf->nr_files; i++) {
 		const struct ktfile_header *h = &kt_merge_file(dt->merge, i)->hdr;
 		struct pf_file *f = &pf->files[i];
-		struct pf_thread *t;
 
 		f->user = h->cpu < 0;
 		if (!f->user) {
@@ -245,23 +204,11 @@ static void *perfetto_start(struct dtrace *dt, struct outbuf *o)
 		}
 		f->pid = h->pid;
 		f->tid = h->tid;
-		if (!h->tid)
-			continue;
-		/* named for the CPUs' slices even when -c leaves the stream out */
-		t = add_thread(pf, h->tid);
-		t->pid = h->pid;
-		t->name = h->comm;
-		t->from_header = true;
-		if (!dt->files[i].selected)
+		if (!h->tid || !dt->files[i].selected)
 			continue;
 		/* the process is named by its main thread, else its first stream */
-		if (h->tid == h->pid || !find_thread(pf, h->pid) || !find_thread(pf, h->pid)->name) {
-			t = add_thread(pf, h->pid);
-			t->pid = h->pid;
-			if (!t->from_header)
-				t->name = h->comm;
+		if (names_process(dt, i))
 			put_meta(pf, o, "process_name", h->pid, h->pid, h->comm, 0);
-		}
 		put_meta(pf, o, "thread_name", h->pid, h->tid, h->comm, 0);
 	}
 	return pf;
@@ -298,30 +245,31 @@ static char *put_instant(struct pf *pf, struct outbuf *o, const char *name, uint
 	return put_lit(p, ",\"args\":{");
 }
 
-static void cpu_switch(struct pf *pf, struct dtrace *dt, struct outbuf *o, struct pf_file *f,
-		       uint64_t ns, uint32_t next, uint64_t tsc)
+/*
+ * A CPU's slice for the task @e switches to: named as the listing names
+ * it ("wget-61"), "task 61" if unnamed.
+ */
+static void cpu_switch(struct pf *pf, struct outbuf *o, struct pf_file *f,
+		       const struct dtrace_event *e, uint64_t ns, uint32_t next)
 {
-	char name[KTEV_TASK_MAX + 64], *p;
+	char name[KTEV_TASK_MAX + 1], *p;
+	uint32_t pid;
+	size_t len;
 
 	if (f->running)
 		put_slice_end(o, f, ns, NULL);
 	f->running = next != 0;		/* the idle task is no slice */
 	if (!next)
 		return;
-	p = put_head(pf, o, 'B', task_name(pf, dt, name, next, tsc), f->pid, f->tid);
+	if (tasks_named_comm(&e->names, next, &len, &pid))
+		*tasks_put_named(&e->names, name, next, 0) = '\0';
+	else
+		snprintf(name, sizeof(name), "task %u", next);
+	p = put_head(pf, o, 'B', name, f->pid, f->tid);
 	p = put_ts(p, ns);
 	p = put_lit(p, ",\"args\":{\"tid\":");
 	p = ktev_put_u64(p, next);
 	out_commit(o, put_lit(p, "}}"));
-}
-
-static struct sym_proc *proc_of(struct pf *pf, struct dtrace *dt, unsigned int file)
-{
-	struct pf_file *f = &pf->files[file];
-
-	if (!f->proc)
-		f->proc = sym_proc(dt->syms, f->pid, kt_merge_file(dt->merge, file)->path);
-	return f->proc;
 }
 
 /* Where the replay of the calls writes. */
@@ -377,28 +325,33 @@ static void call_step(void *ctx, struct call_thread *t, const struct call_step *
 }
 
 /* Any other event: an instant with the text and the fields. */
-static void put_event(struct pf *pf, struct dtrace *dt, struct outbuf *o,
-		      const struct dtrace_event *e)
+static void put_event(struct pf *pf, struct outbuf *o, const struct dtrace_event *e,
+		      const char *event)
 {
 	const struct ktfile_event *ev = e->ev;
 	const struct pf_file *f = &pf->files[e->file];
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(pf->fields, d) : NULL;
-	char name[KTEV_NAME_MAX], text[KTEV_TEXT_MAX], *p;
+	const char *text = strchr(event, ' ');
+	char name[KTEV_NAME_MAX + 64], *p;
 	uint32_t pid = f->pid, tid = f->tid;
-	const char *uname, *ufmt;
+	size_t len;
 
 	/* a kernel event is its thread's; tid 0 (idle, interrupts) stays on the CPU */
 	if (!f->user && ev->tid) {
+		const char *comm = tasks_named_comm(&e->names, ev->tid, &len, &pid);
+
 		tid = ev->tid;
-		pid = pid_of(pf, dt, tid, ev->tsc);
+		if (!comm || !pid)
+			pid = tid;
 	}
-	*ktev_put_name(name, ev->code, 0) = '\0';
-	/* a user event the program named */
-	if (f->user && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
-	    (uname = sym_event_name(proc_of(pf, dt, e->file), KTRACE_SUB(ev->code), &ufmt)))
-		snprintf(name, sizeof(name), "user:%.60s", uname);
-	*dtrace_put_text(dt, text, e) = '\0';	/* as the listing says it */
+	/* "group:event text" as every view says it: the program's name of a user event */
+	len = text ? (size_t)(text - event) : strlen(event);
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, event, len);
+	name[len] = '\0';
+	text = text ? text + 1 : "";
 	p = put_instant(pf, o, name, pid, tid, e->ns);
 	if (!f->user) {
 		p = put_lit(p, "\"cpu\":");
@@ -407,7 +360,7 @@ static void put_event(struct pf *pf, struct dtrace *dt, struct outbuf *o,
 	}
 	p = put_lit(p, "\"text\":");
 	out_commit(o, p);
-	p = put_str(out_reserve(o), text, sizeof(text));
+	p = put_str(out_reserve(o), text, KTEV_TEXT_MAX);
 	/* fields in an object of their own: a field may be called "cpu" too */
 	if (fs && fs->nr_args == ev->nr_args) {
 		p = put_lit(p, ",\"fields\":{");
@@ -470,14 +423,16 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 		return;
 	}
 	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2 && !f->user) {
-		cpu_switch(pf, dt, o, f, e->ns, ev->args[1], ev->tsc);
+		cpu_switch(pf, o, f, e, e->ns, ev->args[1]);
 		return;
 	}
-	if (ev->code == KTRACE_thread_fork && ev->nr_args == 2)
-		fork_name(pf, o, ev->args[0], ev->args[1]);
-	if (ev->code == KTRACE_thread_name && !f->user)
-		event_name(pf, o, ev);
-	put_event(pf, dt, o, e);
+	/* a fork's child (named as its parent), a task named or renamed */
+	if (ev->code == KTRACE_thread_fork && ev->nr_args == 2 && !f->user)
+		put_task_meta(pf, o, e, ev->args[1]);
+	if (ev->code == KTRACE_thread_name && ev->nr_args && !f->user)
+		put_task_meta(pf, o, e, ev->args[0]);
+	*dtrace_put_event(dt, pf->event, e, 0) = '\0';
+	put_event(pf, o, e, pf->event);
 }
 
 static void perfetto_end(struct dtrace *dt, struct outbuf *o)
@@ -495,10 +450,6 @@ static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 		calls_walk(dt->calls, threads[i], call_step, &w);
 	out_printf(o, "\n]}\n");
 	free(pf->files);
-	for (size_t i = 0; i < pf->threads.cap; i++)
-		free(pf->threads.vals[i]);
-	free(pf->threads.keys);
-	free(pf->threads.vals);
 	free(pf->fields);
 	free(pf);
 }

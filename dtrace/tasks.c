@@ -118,7 +118,8 @@ void tasks_progress(struct tasks *t, uint64_t filling, uint64_t written)
 	}
 }
 
-void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
+/* The name in a thread:name event (at least 6 arguments): not terminated. */
+static void event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN])
 {
 	memset(comm, 0, KTRACE_COMM_LEN);
 	if (ev->nr_args > 2)
@@ -149,7 +150,7 @@ static void keep_earliest(struct amap *m, const struct ktfile_event *ev)
 	if (old && old->tsc <= ev->tsc)
 		return;
 	free(old);
-	tasks_event_comm(ev, comm);
+	event_comm(ev, comm);
 	amap_put(m, ev->args[0], naming_new(ev->tsc, ev->args[0], ev->args[1], comm));
 }
 
@@ -193,6 +194,18 @@ static void find_complete_from(struct tasks *t, struct kt_merge *m)
 	}
 }
 
+/* An event's argument @arg is a task it shows (besides its %T ones). */
+static void add_task_arg(struct tasks *t, uint32_t code, unsigned int arg)
+{
+	const struct ktev_desc *d = ktev_lookup(code);
+
+	for (unsigned int k = 0; d && k < TASKS_PER_EVENT - 1; k++)
+		if (t->task_args[d - ktev_events][k] == 0xff) {
+			t->task_args[d - ktev_events][k] = arg;
+			return;
+		}
+}
+
 static void find_task_args(struct tasks *t)
 {
 	t->task_args = xcalloc(ktev_nr_events, sizeof(*t->task_args));
@@ -217,6 +230,9 @@ static void find_task_args(struct tasks *t)
 			s += c.len - 1;
 		}
 	}
+	/* the task a naming names (named so at its own event), a fork's child */
+	add_task_arg(t, KTRACE_thread_name, 0);
+	add_task_arg(t, KTRACE_thread_fork, 1);
 }
 
 struct tasks *tasks_open(struct kt_merge *m)
@@ -265,15 +281,38 @@ void tasks_free(struct tasks *t)
 	free(t);
 }
 
+static const struct naming *find(const struct tasks *t, uint32_t tid);
+
+/*
+ * Fork keeps the comm: a child no naming names, now or later (the
+ * look-ahead's), has its parent's, as a process of its own.
+ */
+static void follow_fork(struct tasks *t, const struct ktfile_event *ev)
+{
+	const struct naming *parent = find(t, ev->args[0]);
+	uint32_t child = ev->args[1];
+	struct naming *n;
+
+	if (!parent || !child || now_get(t, child) || amap_get(&t->first, child))
+		return;
+	n = xmalloc(sizeof(*n));
+	*n = *parent;
+	n->tsc = ev->tsc;
+	n->tid = n->pid = child;
+	now_put(t, child, n);
+}
+
 void tasks_follow(struct tasks *t, const struct ktfile_event *ev)
 {
 	char comm[KTRACE_COMM_LEN];
 	uint32_t tid;
 
+	if (t && ev->code == KTRACE_thread_fork && ev->nr_args >= 2)
+		follow_fork(t, ev);
 	if (!t || !is_naming(ev))
 		return;
 	tid = ev->args[0];
-	tasks_event_comm(ev, comm);
+	event_comm(ev, comm);
 	retire(t, now_get(t, tid));
 	now_put(t, tid, naming_new(ev->tsc, tid, ev->args[1], comm));
 	/* the merge reached what was looked ahead for */
@@ -336,17 +375,6 @@ void tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
 	}
 }
 
-const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len)
-{
-	const struct naming *n = find(t, tid);
-
-	(void)tsc;
-	if (!n)
-		return NULL;
-	*len = n->len;
-	return n->comm;
-}
-
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)
 {
 	const struct naming *n = find(t, tid);
@@ -401,15 +429,30 @@ char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
 	return put(p, find(t, tid), tid, width);
 }
 
+static const struct naming *named(const struct task_names *names, uint32_t tid)
+{
+	for (unsigned int k = 0; k < TASKS_PER_EVENT; k++)
+		if (names->n[k] && names->n[k]->tid == tid)
+			return names->n[k];
+	return NULL;
+}
+
 char *tasks_put_named(const struct task_names *names, char *p, uint32_t tid,
 		      unsigned int width)
 {
-	const struct naming *n = NULL;
+	return put(p, named(names, tid), tid, width);
+}
 
-	for (unsigned int k = 0; k < TASKS_PER_EVENT && !n; k++)
-		if (names->n[k] && names->n[k]->tid == tid)
-			n = names->n[k];
-	return put(p, n, tid, width);
+const char *tasks_named_comm(const struct task_names *names, uint32_t tid, size_t *len,
+			     uint32_t *pid)
+{
+	const struct naming *n = named(names, tid);
+
+	if (!n)
+		return NULL;
+	*len = n->len;
+	*pid = n->pid;
+	return n->comm;
 }
 
 char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid)

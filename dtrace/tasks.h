@@ -6,7 +6,8 @@
  * task's name at an event is the last naming before it in merge order, so
  * a renamed task shows its old name before the rename and its new one
  * after, and a task that exited is unnamed until a naming of its reused
- * thread id.  The table follows the merge (tasks_follow()): one naming per
+ * thread id.  Fork keeps the comm: a forked task no naming names yet
+ * has its parent's name (as a process of its own) until one does.  The table follows the merge (tasks_follow()): one naming per
  * live thread, whatever the trace's length.
  *
  * Two cases look ahead, in regular files only (a pipe is read once, by
@@ -39,7 +40,10 @@ struct tasks;
 struct naming;
 struct ktfile_event;
 
-/* The tasks an event shows: its own, then its %T arguments (at most 2). */
+/*
+ * The tasks an event shows: its own, then its %T arguments (at most 2),
+ * the task a thread:name names, a thread:fork's child.
+ */
 #define TASKS_PER_EVENT	3
 struct task_names {
 	const struct naming *n[TASKS_PER_EVENT];	/* NULL: none, or unnamed */
@@ -67,19 +71,13 @@ void tasks_progress(struct tasks *t, uint64_t filling, uint64_t written);
 /* Whether @ev changes the table (tasks_progress() is wanted before it). */
 static inline bool tasks_changes(const struct ktfile_event *ev)
 {
-	return ev->code == KTRACE_thread_name || ev->code == KTRACE_thread_exit;
+	return ev->code == KTRACE_thread_name || ev->code == KTRACE_thread_exit ||
+	       ev->code == KTRACE_thread_fork;
 }
 
 /* The namings @ev shows, as the table is now: for another thread to print. */
 void tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
 		   struct task_names *names);
-
-/*
- * The name (comm, escaped for text: at most KT_ESC_MAX(KTRACE_COMM_LEN)
- * bytes, @len of them, no NUL) of task @tid now, in merge order (at @tsc,
- * the event being handled), NULL if unnamed.
- */
-const char *tasks_comm(const struct tasks *t, uint32_t tid, uint64_t tsc, size_t *len);
 
 /* Process id of task @tid now (at @tsc), 0 if unknown. */
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc);
@@ -98,8 +96,13 @@ char *tasks_put(const struct tasks *t, char *p, uint32_t tid, uint64_t tsc,
 char *tasks_put_named(const struct task_names *names, char *p, uint32_t tid,
 		      unsigned int width);
 
-/* The name in a thread:name event (at least 6 arguments): not terminated. */
-void tasks_event_comm(const struct ktfile_event *ev, char comm[KTRACE_COMM_LEN]);
+/*
+ * The name (comm, escaped for text: at most KT_ESC_MAX(KTRACE_COMM_LEN)
+ * bytes, @len of them, no NUL) and process (@pid) of task @tid among an
+ * event's @names, NULL if unnamed: what every view says of the task.
+ */
+const char *tasks_named_comm(const struct task_names *names, uint32_t tid, size_t *len,
+			     uint32_t *pid);
 
 /* ktev_ctx put_task: ctx->tasks is a struct tasks (now, in merge order). */
 char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid);

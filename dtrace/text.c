@@ -35,28 +35,26 @@ char *dtrace_put_us(char *p, uint64_t ns, unsigned int width)
 
 /*
  * Wall clock time, local: "2024-05-01T12:34:56.123456789".  The date part
- * is made once a second (per thread: formats run on several).
+ * is made once a second, kept in @o (formats run on several threads, each
+ * with an outbuf of its own).
  */
-static char *put_realtime(char *p, const struct ktfile_reader *f, uint64_t tsc)
+static char *put_realtime(char *p, struct outbuf *o, const struct ktfile_reader *f, uint64_t tsc)
 {
-	static _Thread_local time_t last_sec = -1;
-	static _Thread_local char date[32];
-	static _Thread_local size_t date_len;
 	const struct ktfile_header *h = &f->hdr;
 	uint64_t real = tsc >= h->ref_tsc ? h->ref_real_ns + ktfile_ns(f, tsc - h->ref_tsc)
 					  : h->ref_real_ns - ktfile_ns(f, h->ref_tsc - tsc);
 	time_t sec = real / 1000000000u;
 	unsigned int nsec = real % 1000000000u;
 
-	if (sec != last_sec) {
+	if (!o->date_len || sec != o->date_sec) {
 		struct tm tm;
 
 		localtime_r(&sec, &tm);
-		date_len = strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S.", &tm);
-		last_sec = sec;
+		o->date_len = strftime(o->date, sizeof(o->date), "%Y-%m-%dT%H:%M:%S.", &tm);
+		o->date_sec = sec;
 	}
-	memcpy(p, date, date_len);
-	p += date_len;
+	memcpy(p, o->date, o->date_len);
+	p += o->date_len;
 	for (int i = 8; i >= 0; i--, nsec /= 10)
 		p[i] = '0' + nsec % 10;
 	return p + 9;
@@ -106,7 +104,7 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	if (dt->tsc)
 		p = ktev_put_u64_width(p, ev->tsc, TSC_WIDTH);
 	else if (dt->absolute)
-		p = put_realtime(p, kt_merge_file(dt->merge, e->file), ev->tsc);
+		p = put_realtime(p, o, kt_merge_file(dt->merge, e->file), ev->tsc);
 	else
 		p = dtrace_put_us(p, e->ns, TIME_WIDTH);
 	*p++ = ' ';

@@ -121,7 +121,8 @@ ok $? "unbalanced calls: the same repairs as --calltree (one replay, calls.c)" \
 grep -qF '"args":{"name":"my \"prog\""}' "$TMP/calls.json"
 ok $? "names are JSON-escaped"
 
-# a task forked by a named thread has its name; the CPU's slices name the tasks
+# a task forked by a named thread has its name (tasks.c: fork keeps the comm);
+# the CPU's slices name the tasks as the listing does ("parent-702")
 python3 "$CHECK" mkfile "$TMP/fork/t.cpu0" 0 0 0 - <<'EOF'
 # sched:switch 0x01000001, thread:fork 0x01000002
 1000 0x01000001 0 0 700
@@ -135,7 +136,7 @@ EOF
 json fork "$TMP/fork/t.*"
 ok $? "fork: well-formed, nested" "$(grep bad: "$TMP/fork.check")"
 has fork "thread_name_702_702=parent" &&
-	grep -qF '"ph":"B","name":"parent 702","pid":4194304,"tid":4194304' "$TMP/fork.json" &&
+	grep -qF '"ph":"B","name":"parent-702","pid":4194304,"tid":4194304' "$TMP/fork.json" &&
 	grep -qF '"ph":"i","name":"thread:fork","pid":700,"tid":700' "$TMP/fork.json"
 ok $? "fork: the child has its parent's name, on its CPU and its track"
 
