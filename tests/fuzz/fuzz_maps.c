@@ -18,21 +18,11 @@
 #include "ktevents.h"
 #include "ktfile.h"
 #include "symbols.h"
+#include "symtext.h"
 #include "util.h"
 
-#define WIDTH	16
 
 static char dir[64], maps[128], stream[128];
-static char line[WIDTH + KTEV_TEXT_MAX + 256];
-
-static void check_text(const char *start, const char *end)
-{
-	if (end - start > WIDTH + KTEV_TEXT_MAX)
-		__builtin_trap();
-	for (const char *p = start; p < end; p++)
-		if ((unsigned char)*p < ' ' || *p == 0x7f)
-			__builtin_trap();
-}
 
 static void put(struct sym_proc *proc, uint32_t code, uint64_t a, uint64_t b)
 {

@@ -24,24 +24,14 @@
 #include "ktevents.h"
 #include "ktfile.h"
 #include "symbols.h"
+#include "symtext.h"
 #include "util.h"
 
-#define WIDTH	16
 #define BIAS	0x555555554000ull
 #define SPREAD	24		/* addresses spread over the file */
 #define FUNCS	16		/* functions of the symbol table */
 
 static char dir[64], elf[128], maps[128], stream[128];
-static char line[WIDTH + KTEV_TEXT_MAX + 256];
-
-static void check_text(const char *start, const char *end)
-{
-	if (end - start > WIDTH + KTEV_TEXT_MAX)
-		__builtin_trap();
-	for (const char *p = start; p < end; p++)
-		if ((unsigned char)*p < ' ' || *p == 0x7f)
-			__builtin_trap();
-}
 
 static void put_call(struct sym_proc *proc, uint32_t code, uint64_t fn, uint64_t site)
 {
