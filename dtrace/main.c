@@ -89,7 +89,7 @@ static const struct kt_option options[] = {
 	{ "force", no_argument, 'f', NULL,
 	  "merge files of different boots or hosts, keep what is valid of bad files" },
 	{ "jobs", required_argument, 'j', "N",
-	  "format on N threads (default: one per idle CPU, up to 4; 1: none)" },
+	  "format on N threads (default: one per idle CPU but one, up to 4; 1: none)" },
 	{ "list", no_argument, 'l', NULL, "list groups and events" },
 	{ "help", no_argument, 'h', NULL, "show this help and exit" },
 	{ "version", no_argument, 'V', NULL, "show the version and exit" },
@@ -147,12 +147,13 @@ static unsigned int parse_jobs(const char *s)
 }
 
 /*
- * Formatting threads: one per CPU that nothing else is running on, at most
- * 4; none with fewer than 2 such CPUs: the merge thread would share a CPU
- * with them, and the hand-overs cost more than they save (bench/dtrace.sh,
- * 2 CPUs and a build on them: 20M events in 7.5 s with two workers, 5.8 s
- * on one thread).  What else runs: /proc/stat's procs_running, this
- * thread included, read once.
+ * Formatting threads: one per idle CPU but the one the merge thread needs,
+ * at most 4; none with fewer than 3 idle CPUs.  Where the merge thread
+ * shares a CPU with workers, the hand-overs cost more than the workers
+ * save: bench/dtrace.sh on 2 idle CPUs, 20M events, took 1.93 s (3.4 s of
+ * CPU) with two workers and 1.55 s (1.5 s) on one thread; with a build
+ * running, 7.5 s against 5.8 s.  Idle: the online CPUs less what
+ * /proc/stat's procs_running counts besides this thread, read once.
  */
 static unsigned int default_jobs(void)
 {
@@ -169,7 +170,7 @@ static unsigned int default_jobs(void)
 		fclose(f);
 	if (running > 1)
 		cpus -= running - 1;
-	return cpus < 2 ? 1 : cpus > 4 ? 4 : cpus;
+	return cpus < 3 ? 1 : cpus > 5 ? 4 : cpus - 1;
 }
 
 /* The ktev_parse_*() say what is wrong: a usage error. */
