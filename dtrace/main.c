@@ -7,8 +7,9 @@
  *
  *   text.c                  one line per event (the default)
  *   summary.c               -S
- *   calltree.c, flat.c,     --calltree, --flat, --callgraph: user threads'
- *   callgraph.c             calls, kept by calls.c, named by symbols.c
+ *   calltree.c, flat.c,     --calltree, --flat, --callgraph, --folded:
+ *   callgraph.c, folded.c   user threads' calls, kept by calls.c, named by
+ *                           symbols.c
  *   ctf.c, perfetto.c       --format=ctf, --format=perfetto (fields.c names
  *                           the events' arguments)
  *
@@ -39,6 +40,8 @@ enum {
 	OPT_CALLTREE,
 	OPT_CALLGRAPH,
 	OPT_FLAT,
+	OPT_FOLDED,
+	OPT_FOLDED_TIME,
 	OPT_SITES,
 	OPT_FORMAT,
 	OPT_RAW,
@@ -70,6 +73,11 @@ static const struct kt_option options[] = {
 	  "the calls as a Graphviz graph: counts and times on the edges" },
 	{ "flat", no_argument, OPT_FLAT, NULL,
 	  "per function: calls, total and self time" },
+	{ "folded", no_argument, OPT_FOLDED, NULL,
+	  "folded stacks for flame graphs (flamegraph.pl, speedscope):\n"
+	  "one line per call path, weighed by its calls" },
+	{ "folded-time", no_argument, OPT_FOLDED_TIME, NULL,
+	  "the same, weighed by self time in ns" },
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
@@ -240,6 +248,12 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case OPT_FLAT:
 			*fmt = &dtrace_flat;
+			break;
+		case OPT_FOLDED:
+			*fmt = &dtrace_folded;
+			break;
+		case OPT_FOLDED_TIME:
+			*fmt = &dtrace_folded_time;
 			break;
 		case OPT_SITES:
 			dt->sites = true;
