@@ -34,6 +34,7 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
 typedef uint32_t __u32;
+typedef int32_t __s32;
 typedef uint64_t __u64;
 typedef uint16_t __u16;
 typedef uint8_t __u8;

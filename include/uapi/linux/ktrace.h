@@ -61,7 +61,7 @@ struct ktrace_record {
 #define KTRACE_SUB_SHIFT	24
 #define KTRACE_SUB(code)	((__u32)(code) >> KTRACE_SUB_SHIFT)
 
-/* The groups: one bit each.  Bits 18-21 are free for new groups. */
+/* The groups: one bit each.  Bits 19-21 are free for new groups. */
 #define KTRACE_GRP_sched	(1U << 0)
 #define KTRACE_GRP_thread	(1U << 1)
 #define KTRACE_GRP_fault	(1U << 2)
@@ -80,6 +80,7 @@ struct ktrace_record {
 #define KTRACE_GRP_lock		(1U << 15)
 #define KTRACE_GRP_power	(1U << 16)
 #define KTRACE_GRP_workqueue	(1U << 17)
+#define KTRACE_GRP_probe	(1U << 18)
 
 #define KTRACE_CODE(group, sub)	((group) | ((__u32)(sub) << KTRACE_SUB_SHIFT))
 
@@ -316,6 +317,117 @@ struct ktrace_mode {
 
 #define KTRACE_MODE_OVERWRITE	(1U << 0)
 
+/*
+ * Probes: uprobes on user programs (KTRACE_IOC_PROBE_ADD).  A hit writes
+ * one record KTRACE_CODE(KTRACE_GRP_probe, id), id 1..KTRACE_PROBE_MAX_ID,
+ * on the CPU it happened on, through the same buffers and clock as every
+ * other event, if the mask has KTRACE_GRP_probe.  arg1 is the missing
+ * mask: bit i set when value i could not be fetched (its words are then
+ * zero).  arg2 and then two words a CONT record are the values in the
+ * order of the program's EMIT and STR ops: a 1, 2 or 4-byte value is one
+ * word (sign-extended when the DEREF that loaded it was signed), an 8-byte
+ * value two words, low first, a string of up to N bytes N/4 words rounded
+ * up, NUL-padded.  A hit with no value is the record alone (arg2 zero).
+ * The names, types and the function of each id are not in the record:
+ * ktrace saves them with the trace (BASE.probes,
+ * Documentation/trace/ktrace-probes.rst).
+ */
+#define KTRACE_PROBE_MAX_ID	255	/* ids are subevents: 8 bits, never 0 */
+#define KTRACE_PROBE_MAX_OPS	64	/* ops in one fetch program */
+#define KTRACE_PROBE_MAX_DEREFS	16	/* DEREF and STR ops in one program */
+#define KTRACE_PROBE_MAX_VALUES	16	/* EMIT and STR ops in one program */
+#define KTRACE_PROBE_MAX_WORDS	32	/* value words of one hit */
+#define KTRACE_PROBE_MAX_STR	64	/* bytes of one STR */
+#define KTRACE_PROBE_MAX_PIDS	64
+
+/**
+ * struct ktrace_probe_op - one step of a fetch program
+ * @op:    KTRACE_OP_*
+ * @size:  DEREF: bytes to load, 1, 2, 4 or 8; EMIT: bytes of the
+ *         accumulator to record, 1, 2, 4 or 8; STR: the most bytes to copy,
+ *         1..KTRACE_PROBE_MAX_STR; otherwise zero
+ * @flags: DEREF: KTRACE_OP_SIGNED or 0; otherwise zero
+ * @reg:   REG: the register, DWARF x86-64 numbering (0 rax, 1 rdx, 2 rcx,
+ *         3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 the return
+ *         address column: rip); otherwise zero
+ * @imm:   ADD: the signed offset; otherwise zero
+ *
+ * A program runs on one 64-bit accumulator, zero at the start:
+ *   REG    acc = the register's value at the probed instruction
+ *   CFA    acc = the canonical frame address at a function's first
+ *          instruction: rsp + 8 (entry probes only)
+ *   ADD    acc += imm
+ *   DEREF  acc = size bytes of user memory at acc
+ *   EMIT   record acc as the next value
+ *   STR    record the NUL-terminated string at acc as the next value
+ * A DEREF or STR that faults records the value as missing and skips to
+ * the op after the next EMIT or STR: it never sleeps, never retries.
+ */
+struct ktrace_probe_op {
+	__u8 op;
+	__u8 size;
+	__u8 flags;
+	__u8 reg;
+	__s32 imm;
+};
+
+#define KTRACE_OP_REG		1
+#define KTRACE_OP_CFA		2
+#define KTRACE_OP_ADD		3
+#define KTRACE_OP_DEREF		4
+#define KTRACE_OP_EMIT		5
+#define KTRACE_OP_STR		6
+#define KTRACE_OP_SIGNED	(1U << 0)
+#define KTRACE_REG_MAX		16
+
+/**
+ * struct ktrace_probe - KTRACE_IOC_PROBE_ADD
+ * @fd:       in: an open file of the binary (O_RDONLY or O_PATH)
+ * @flags:    in: KTRACE_PROBE_*
+ * @offset:   in: file offset of the instruction to probe (the function's
+ *            first instruction for a return probe)
+ * @ops:      in: user pointer to @nr_ops struct ktrace_probe_op
+ * @nr_ops:   in: 0..KTRACE_PROBE_MAX_OPS
+ * @nr_pids:  in: 0 (every process) or up to KTRACE_PROBE_MAX_PIDS
+ * @pids:     in: user pointer to @nr_pids __s32 process ids (tgids)
+ * @id:       out: the probe's id, the subevent of its records
+ * @reserved: must be zero
+ *
+ * Needs CAP_SYS_ADMIN; refused under lockdown like the rest of the device.
+ * The program is checked before anything is registered: an unknown op,
+ * size, flag or register, a nonzero unused field, too many ops, derefs,
+ * values or words, an EMIT or STR missing after the last load, CFA in a
+ * return probe: -EINVAL.  No free id: -ENOSPC.  The probe lives until
+ * KTRACE_IOC_PROBE_DEL, or until the file that added it is released
+ * (closed for the last time, or its process killed), or the module is
+ * unloaded; after any of them no hit of it is written and no breakpoint
+ * of it is left in any process.
+ */
+struct ktrace_probe {
+	__s32 fd;
+	__u32 flags;
+	__u64 offset;
+	__u64 ops;
+	__u32 nr_ops;
+	__u32 nr_pids;
+	__u64 pids;
+	__u32 id;
+	__u32 reserved[5];
+};
+
+#define KTRACE_PROBE_RETURN	(1U << 0)	/* fire when the function returns */
+#define KTRACE_PROBE_CHILDREN	(1U << 1)	/* and in the descendants of @pids */
+
+/**
+ * struct ktrace_probe_del - KTRACE_IOC_PROBE_DEL
+ * @id:       a probe this file added; another file's: -EPERM; none: -ENOENT
+ * @reserved: must be zero
+ */
+struct ktrace_probe_del {
+	__u32 id;
+	__u32 reserved;
+};
+
 #define KTRACE_IOC_MAGIC	0xbb	/* Documentation/userspace-api/ioctl/ioctl-number.rst */
 #define KTRACE_IOC_INFO		_IOR(KTRACE_IOC_MAGIC, 0, struct ktrace_info)
 #define KTRACE_IOC_SET_MASK	_IOW(KTRACE_IOC_MAGIC, 1, struct ktrace_mask)
@@ -325,5 +437,7 @@ struct ktrace_mode {
 #define KTRACE_IOC_SET_WAKEUP	_IOW(KTRACE_IOC_MAGIC, 5, struct ktrace_wakeup)
 #define KTRACE_IOC_NAME_TASKS	_IOW(KTRACE_IOC_MAGIC, 6, struct ktrace_name_tasks)
 #define KTRACE_IOC_SET_MODE	_IOW(KTRACE_IOC_MAGIC, 7, struct ktrace_mode)
+#define KTRACE_IOC_PROBE_ADD	_IOWR(KTRACE_IOC_MAGIC, 8, struct ktrace_probe)
+#define KTRACE_IOC_PROBE_DEL	_IOW(KTRACE_IOC_MAGIC, 9, struct ktrace_probe_del)
 
 #endif /* _UAPI_LINUX_KTRACE_H */

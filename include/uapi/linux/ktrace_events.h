@@ -53,6 +53,7 @@ KTRACE_GROUP(ipc)
 KTRACE_GROUP(lock)
 KTRACE_GROUP(power)
 KTRACE_GROUP(workqueue)
+KTRACE_GROUP(probe)
 
 KTRACE_EVENT(sched,   switch,   0, "context switch from task %T to task %T")
 KTRACE_EVENT(sched,   wakeup,   0, "wakeup of task %T on cpu %u")
