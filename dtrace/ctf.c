@@ -40,7 +40,7 @@
 #define CTF_MAGIC	0xc1fc1fc1u
 #define PACKET_BYTES	(64 * 1024)	/* a packet ends after this much */
 /* the largest event: header, context (tid, comm), code, count and every argument */
-#define EVENT_MAX	(4 + 8 + 4 + KT_ESC_MAX(KTRACE_COMM_LEN) + 1 + 8 + 4 * KTEV_MAX_ARGS)
+#define EVENT_MAX	(4 + 8 + 4 + KT_ESC_MAX(KTRACE_COMM_LEN) + 1 + 8 + 4 * KTEV_MAX_ARGS + 1)
 /* packet header and context, as the metadata declares them (byte-aligned) */
 #define HEADER_LEN	32
 #define CONTEXT_LEN(user)	((user) ? 48 : 44)
@@ -128,7 +128,7 @@ static void put_string(FILE *f, const char *s, size_t size)
 
 static const char *const type_names[] = {
 	[FIELD_U32] = "uint32_t", [FIELD_S32] = "int32_t", [FIELD_X32] = "xint32_t",
-	[FIELD_U64] = "uint64_t", [FIELD_X64] = "xint64_t",
+	[FIELD_U64] = "uint64_t", [FIELD_X64] = "xint64_t", [FIELD_STRING] = "string",
 };
 
 /* The event classes of stream class @sid. */
@@ -469,7 +469,13 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 		for (unsigned int i = 0; i < fs->nr; i++) {
 			const struct field *f = &fs->f[i];
 
-			if (f->type == FIELD_U64 || f->type == FIELD_X64)
+			if (f->type == FIELD_STRING) {
+				const char *str;
+				size_t len = field_string(f, ev->args, ev->nr_args, &str);
+
+				p = memcpy(p, str, len) + len;
+				*p++ = '\0';
+			} else if (f->type == FIELD_U64 || f->type == FIELD_X64)
 				p = put64(p, field_value(f, ev->args));
 			else
 				p = put32(p, ev->args[f->arg]);

@@ -98,6 +98,7 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 	const char *s = d->fmt, *lit = d->fmt;
 	unsigned int arg = 0;
 
+	fs->nr_args = 2 + 2 * d->nr_cont;
 	while (*s) {
 		struct field *f = &fs->f[fs->nr];
 		struct ktev_conv cv;
@@ -112,13 +113,16 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 		if (ktev_conv_parse(s, &cv) < 0)
 			die("event table: %s:%s: bad format", d->group, d->name);
 		/* the raw number: %S is a U32 field, %K an X64 */
-		if (cv.nr_args == 2)
+		if (cv.letter == 's')
+			f->type = FIELD_STRING;
+		else if (cv.nr_args == 2)
 			f->type = cv.raw == 'u' ? FIELD_U64 : FIELD_X64;
 		else
 			f->type = cv.raw == 'u' ? FIELD_U32 : cv.raw == 'd' ? FIELD_S32 : FIELD_X32;
 		skip = cv.len;
 		f->arg = arg;
-		arg += cv.nr_args;
+		/* a string is the rest of the event's arguments */
+		arg = f->type == FIELD_STRING && arg < fs->nr_args ? fs->nr_args : arg + cv.nr_args;
 		if (fs->nr)
 			sp[fs->nr - 1].end = s;
 		sp[fs->nr++] = (struct span){ lit, s, s + skip, NULL };
@@ -135,7 +139,6 @@ static void make_fields(struct fields *fs, const struct ktev_desc *d)
 		if (dup[i])
 			name_field(&fs->f[i], &sp[i], true);
 	/* what the format does not print is still the event's */
-	fs->nr_args = 2 + 2 * d->nr_cont;
 	for (; arg < fs->nr_args && fs->nr < FIELDS_MAX; arg++)
 		fs->f[fs->nr++] = (struct field){ .type = FIELD_X32, .arg = arg };
 	/* a format that wants more (or too many): its events export as unknown */

@@ -8,13 +8,15 @@
  * it ("irq %u entry, vector %u": irq, vector), or by the first word after it
  * when there is none ("dev %x, %u bytes": dev, bytes); conversions that
  * would get the same name take the word before too ("from task %u to task
- * %u": from_task, to_task).  Arguments the format does not print become
+ * %u": from_task, to_task).  A %s is one string field: the bytes of the
+ * remaining arguments.  Arguments the format does not print become
  * hex fields argN; a name that cannot be made is argN too (N from 1).
  */
 #ifndef DTRACE_FIELDS_H
 #define DTRACE_FIELDS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "ktevents.h"
 
@@ -27,6 +29,7 @@ enum field_type {
 	FIELD_X32,	/* %x, %F, and arguments the format leaves out */
 	FIELD_U64,	/* %llu: two arguments, low word first */
 	FIELD_X64,	/* %llx, %K */
+	FIELD_STRING,	/* %s: the remaining arguments, NUL-padded bytes */
 };
 
 struct field {
@@ -34,6 +37,14 @@ struct field {
 	uint8_t type;			/* enum field_type */
 	uint8_t arg;			/* index of its (first) argument */
 };
+
+/* The bytes of a FIELD_STRING field of an event with @nr_args arguments. */
+static inline size_t field_string(const struct field *f, const uint32_t *args,
+				  unsigned int nr_args, const char **s)
+{
+	*s = (const char *)&args[f->arg];
+	return strnlen(*s, 4 * (nr_args - f->arg));
+}
 
 /**
  * struct fields - the fields of one event of the table

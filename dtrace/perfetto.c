@@ -373,7 +373,11 @@ static void put_event(struct pf *pf, struct outbuf *o, const struct dtrace_event
 			p = put_str(p, fl->name, FIELD_NAME_MAX);
 			*p++ = ':';
 			/* numbers past 2^53 would lose digits in JSON readers */
-			if (fl->type == FIELD_S32 && (int64_t)v < 0) {
+			if (fl->type == FIELD_STRING) {
+				const char *str;
+
+				p = put_str(p, str, field_string(fl, ev->args, ev->nr_args, &str));
+			} else if (fl->type == FIELD_S32 && (int64_t)v < 0) {
 				*p++ = '-';
 				p = ktev_put_u64(p, -v);
 			} else if (fl->type == FIELD_X32 || fl->type == FIELD_X64 || v >> 53) {

@@ -98,6 +98,9 @@ done
 ok $rc "mixed: each stream the same as its file" "$s: $(cat "$TMP/mixed.diff")"
 
 # byte-swapped input: the same trace
+# a %s argument (thread:name's name) is a CTF string, not words of hex
+grep -q 'thread:name: .* named = "[a-z]' "$TMP/mixed.bt" && ! grep -q 'named = 0x' "$TMP/mixed.bt"
+ok $? "mixed: thread:name's name is a string field"
 ctf swapped swapped && cmp -s "$TMP/swapped.bt" "$TMP/mixed.bt"
 ok $? "swapped input files: the same CTF events"
 

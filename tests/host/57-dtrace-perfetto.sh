@@ -39,6 +39,13 @@ gen big -s 8 -c 4 -u 2 -n 50000 -l 20 -U 20
 
 json mixed "$TMP/mixed/t.*"
 ok $? "mixed: well-formed, nested, the events of dtrace with their fields" "$(grep bad: "$TMP/mixed.check")"
+# a %s argument (thread:name's name) is a JSON string, the name the text says
+python3 -c '
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "thread:name"]
+sys.exit(not ev or any(e["args"]["fields"]["named"] != e["args"]["text"].rsplit(" ", 1)[1]
+                       for e in ev))' "$TMP/mixed.json"
+ok $? "mixed: thread:name's name is a string field, as in the text"
 head -c 45 "$TMP/mixed.json" | grep -qF '{"displayTimeUnit":"ns","traceEvents":[' &&
 	python3 -m json.tool "$TMP/mixed.json" >/dev/null
 ok $? "mixed: a JSON object with traceEvents, in ns"

@@ -76,7 +76,9 @@ def render(fmt, values):
     def conv(m):
         nonlocal vals
         if m.group(0) == "%s":
-            s, vals = string(vals), []
+            # exported as a string field, or raw words (an unknown event)
+            s = vals[0] if vals and isinstance(vals[0], str) else string(vals)
+            vals = []
             return s
         v = vals.pop(0)
         return "%x" % v if m.group(0)[-1] in "xFK" else "%d" % v
@@ -84,7 +86,14 @@ def render(fmt, values):
 
 
 BT_LINE = re.compile(r"^\[(\d+)\] (?:\S+ )?(\S+): (.*)$")
-BT_FIELD = re.compile(r"(\w+|\[\d+\]) = (-?(?:0x[0-9A-Fa-f]+|\d+))")
+BT_FIELD = re.compile(r'(\w+|\[\d+\]) = (-?(?:0x[0-9A-Fa-f]+|\d+)|"(?:[^"\\]|\\.)*")')
+
+
+def bt_value(v):
+    """A babeltrace2 field value: a number, or a quoted string."""
+    if v.startswith('"'):
+        return re.sub(r"\\(.)", r"\1", v[1:-1])
+    return int(v, 0)
 
 
 def read_bt(path, groups, formats, stream=None):
@@ -95,13 +104,15 @@ def read_bt(path, groups, formats, stream=None):
         if not m:
             raise SystemExit("babeltrace line not understood: " + line)
         tsc, name, rest = int(m.group(1)), m.group(2), m.group(3)
-        fields = [(k, int(v, 0)) for k, v in BT_FIELD.findall(rest)]
+        fields = [(k, bt_value(v)) for k, v in BT_FIELD.findall(rest)]
         if fields[0][0] == "cpu_id":
             cpu, key, fields = str(fields[0][1]), "cpu=%d" % fields[0][1], fields[1:]
         else:
             cpu, key, fields = "-", "tid=%d" % fields[1][1], fields[2:]
         if stream and key != stream:
             continue
+        if len(fields) > 1 and fields[1][0] == "comm":    # the context's, not the payload's
+            del fields[1]
         tid, payload = fields[0][1], [v for _, v in fields[1:]]
         if name == "meta:lost":
             text = "%d records lost" % payload[0]
@@ -219,8 +230,8 @@ def perfetto(args):
                 instants.append(("%.3f" % ts, e["name"], e["args"]["text"]))
                 fmt = formats and formats.get(tuple(e["name"].split(":")))
                 if fmt and "code" not in e["args"]:
-                    vals = [int(v, 0) if isinstance(v, str) else v
-                            for v in e["args"]["fields"].values()]
+                    vals = [int(v, 0) if isinstance(v, str) and re.fullmatch(r"0x[0-9a-f]+", v)
+                            else v for v in e["args"]["fields"].values()]
                     if render(fmt, vals) != e["args"]["text"]:
                         bad.append("event %d: fields %s are not its text" % (i, e["args"]))
         else:
