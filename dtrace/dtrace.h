@@ -155,7 +155,8 @@ struct dtrace_format {
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */
 extern const struct dtrace_format dtrace_ctf;		/* ctf.c */
-extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c */
+extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c: JSON */
+extern const struct dtrace_format dtrace_perfetto_pb;	/* perfetto_pb.c: protobuf */
 
 #define DTRACE_MAX_TIDS	(1u << 22)	/* PID_MAX_LIMIT: the bits of -p and -t */
 

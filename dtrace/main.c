@@ -10,8 +10,9 @@
  *   calltree.c, flat.c,     --calltree, --flat, --callgraph, --folded:
  *   callgraph.c, folded.c   user threads' calls, kept by calls.c, named by
  *                           symbols.c
- *   ctf.c, perfetto.c       --format=ctf, --format=perfetto (fields.c names
- *                           the events' arguments)
+ *   ctf.c, perfetto_pb.c,   --format=ctf, --format=perfetto (protobuf),
+ *   perfetto.c              --format=perfetto-json (fields.c names the
+ *                           events' arguments)
  *
  * pipeline.c runs the text format on worker threads; out.c buffers output.
  */
@@ -81,7 +82,8 @@ static const struct kt_option options[] = {
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
-	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON)" },
+	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto "
+	  "(Perfetto's protobuf trace); perfetto-json (Chrome's JSON)" },
 	{ "raw", no_argument, OPT_RAW, NULL,
 	  "numbers, not names: thread ids, syscall, errno, signal, symbol numbers" },
 	{ "kallsyms", required_argument, OPT_KALLSYMS, "FILE",
@@ -194,13 +196,18 @@ static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
 static const struct dtrace_format *parse_format(const char *s)
 {
 	static const struct dtrace_format *const formats[] = {
-		&dtrace_text, &dtrace_ctf, &dtrace_perfetto,
+		&dtrace_text, &dtrace_ctf, &dtrace_perfetto_pb, &dtrace_perfetto,
 	};
 
-	for (unsigned int i = 0; i < ARRAY_SIZE(formats); i++)
+	char names[128] = "";
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(formats); i++) {
 		if (!strcmp(s, formats[i]->name))
 			return formats[i];
-	kt_usage_error("unknown format '%s' (text, ctf, perfetto)", s);
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", formats[i]->name);
+	}
+	kt_usage_error("unknown format '%s' (%s)", s, names);
 }
 
 /* What the trace saved of its machine (ktrace record.c): kallsyms and irqs. */

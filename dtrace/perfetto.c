@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfetto: --format=perfetto writes Chrome's Trace Event Format (JSON),
+ * perfetto: --format=perfetto-json writes Chrome's Trace Event Format (JSON),
  * which ui.perfetto.dev, chrome://tracing and speedscope open:
  *
  *   - a process "CPUs" with a track per CPU, with a slice for each task
@@ -459,7 +459,7 @@ static void perfetto_end(struct dtrace *dt, struct outbuf *o)
 }
 
 const struct dtrace_format dtrace_perfetto = {
-	.name = "perfetto",
+	.name = "perfetto-json",
 	.flags = DTRACE_FMT_CALLS,
 	.start = perfetto_start,
 	.event = perfetto_event,

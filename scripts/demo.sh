@@ -81,9 +81,9 @@ echo "A demo-app thread's calls, with its context switches and user events"
 echo "(dtrace --calltree -e func,user,sched -t $worker):"
 { "$dtrace" --calltree -e func,user,sched -t "$worker" "$out"/trace/trace.* || true; } | head -n 24
 "$dtrace" --callgraph -o "$out/callgraph.dot" "$out"/trace/trace.*
-"$dtrace" --format=perfetto -o "$out/trace.json" "$out"/trace/trace.*
+"$dtrace" --format=perfetto -o "$out/trace.perfetto" "$out"/trace/trace.*
 echo
 msg "trace files:  $out/trace/ ($(ls "$out"/trace | wc -l) files: per CPU, and per thread of demo-app)"
 msg "call graph:   $out/callgraph.dot   (dot -Tsvg $out/callgraph.dot -o callgraph.svg)"
-msg "Perfetto:     $out/trace.json     (open it in the Perfetto UI or chrome://tracing)"
+msg "Perfetto:     $out/trace.perfetto (open it in ui.perfetto.dev: CPU tracks, threads, calls)"
 msg "again:        dtrace -e sched,thread $out/trace/trace.*   (dtrace --help for more)"

@@ -11,7 +11,7 @@ pkgs=(
 	# the test VM
 	qemu-system-x86 busybox-static
 	# symbols, graphs and the tracers we compare with or read our output
-	libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools
+	libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools protobuf-compiler
 	liblttng-ust-dev trace-cmd
 	# libFuzzer
 	clang libclang-rt-dev

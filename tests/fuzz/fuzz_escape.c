@@ -2,7 +2,7 @@
 /*
  * fuzz_escape: libFuzzer target for the escaping of trace strings
  * (lib/escape.c) into each output: text, DOT (--callgraph), JSON
- * (--format=perfetto), TSDL (CTF metadata).  The input is one string of
+ * (--format=perfetto-json), TSDL (CTF metadata).  The input is one string of
  * any bytes; for each style the output must stay in KT_ESC_MAX() and in
  * the room given, and be what that output's reader accepts:
  *

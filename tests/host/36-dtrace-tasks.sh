@@ -51,7 +51,7 @@ dt -S k.cpu0
 check "-S: events per task, named as at its last event (renamed-101: 4, main-100: 2)" \
 	'[ $rc -eq 0 ] && grep -Eq "^  renamed-101 +4$" out && grep -Eq "^  main-100 +2$" out &&
 	 grep -Eq "^  other-200 +1$" out && grep -Eq "^  <idle>-0 +1$" out'
-dt --format=perfetto -o k.json k.cpu0
+dt --format=perfetto-json -o k.json k.cpu0
 check "perfetto: threads and processes named by thread:name, the process of a thread" \
 	'[ $rc -eq 0 ] && grep -q "\"name\":\"thread_name\",\"pid\":100,\"tid\":101,\"args\":{\"name\":\"worker\"}" k.json &&
 	 grep -q "\"name\":\"process_name\",\"pid\":100,\"tid\":100,\"args\":{\"name\":\"main\"}" k.json &&

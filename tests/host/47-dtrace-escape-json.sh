@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# --format=perfetto names threads by their comm: with a `"` and bytes that
+# --format=perfetto-json names threads by their comm: with a `"` and bytes that
 # are not UTF-8 in it, the JSON must still be valid (Python's json reads it
 # as UTF-8, strictly) and name the thread with the quote in place.
 . "$(dirname "$0")/dtrace-mktrace.sh"
@@ -9,8 +9,8 @@
 # comm: a " b <0xff> <0x01> c
 $MKTRACE trace.pid7.tid7 --user 7 7 --comm 612262ff0163 \
 	1000:$ENTRY:0x401000:0 2000:$EXIT:0x401000:0
-dt --format=perfetto trace.pid7.tid7
-check "dtrace --format=perfetto runs" '[ $rc -eq 0 ]'
+dt --format=perfetto-json trace.pid7.tid7
+check "dtrace --format=perfetto-json runs" '[ $rc -eq 0 ]'
 cat >check.py <<'PY'
 import json, sys
 doc = json.loads(open("out", "rb").read().decode("utf-8"))

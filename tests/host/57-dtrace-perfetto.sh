@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# dtrace --format=perfetto: well-formed Trace Event Format JSON whose slices
+# dtrace --format=perfetto-json: well-formed Trace Event Format JSON whose slices
 # nest on every track; its instants are dtrace's events (same times, same
 # order, same text), its CPU slices the context switches, its call slices
 # every func:entry and exit (repaired where the trace is unbalanced), its
@@ -21,7 +21,7 @@ json() {
 	local name=$1 files=$2
 	shift 2
 	# shellcheck disable=SC2086
-	"$DTRACE" --format=perfetto --raw -o "$TMP/$name.json" "$@" $files 2>"$TMP/$name.err" &&
+	"$DTRACE" --format=perfetto-json --raw -o "$TMP/$name.json" "$@" $files 2>"$TMP/$name.err" &&
 		"$DTRACE" --raw "$@" $files >"$TMP/$name.txt" 2>/dev/null &&
 		python3 "$CHECK" perfetto "$TMP/$name.json" --text "$TMP/$name.txt" \
 			--list "$TMP/list" >"$TMP/$name.check"
@@ -50,7 +50,7 @@ head -c 45 "$TMP/mixed.json" | grep -qF '{"displayTimeUnit":"ns","traceEvents":[
 	python3 -m json.tool "$TMP/mixed.json" >/dev/null
 ok $? "mixed: a JSON object with traceEvents, in ns"
 # not raw: the instants' texts are dtrace's decoded ones, the fields numbers
-"$DTRACE" --format=perfetto -o "$TMP/decoded.json" "$TMP"/mixed/t.* &&
+"$DTRACE" --format=perfetto-json -o "$TMP/decoded.json" "$TMP"/mixed/t.* &&
 	"$DTRACE" "$TMP"/mixed/t.* >"$TMP/decoded.txt" &&
 	python3 "$CHECK" perfetto "$TMP/decoded.json" --text "$TMP/decoded.txt" >"$TMP/decoded.check" &&
 	grep -q '"text":"syscall [a-z_0-9]* e[a-z]*t, [^"]*","fields":{"syscall":[0-9]*,' "$TMP/decoded.json" &&
@@ -170,7 +170,7 @@ ok $? "--from 10 --to 20.5: every time in the window"
 # are a hundred thousand functions.
 if [ -x /usr/bin/time ]; then
 	for set in medium big; do
-		/usr/bin/time -f %M -o "$TMP/$set.rss" "$DTRACE" --format=perfetto -e -func \
+		/usr/bin/time -f %M -o "$TMP/$set.rss" "$DTRACE" --format=perfetto-json -e -func \
 			-o "$TMP/$set.json" "$TMP/$set"/t.* 2>/dev/null
 	done
 	small=$(tail -n 1 "$TMP/medium.rss") rss=$(tail -n 1 "$TMP/big.rss")

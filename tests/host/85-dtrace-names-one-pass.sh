@@ -291,7 +291,7 @@ check "read from pipes: named in the one pass (no look-ahead for the task before
 check "--calltree: the kernel events of the user thread say what the listing says" \
 	'diff want-tree got-tree >"$TMP/check.out" 2>&1'
 
-"$DTRACE" --format=perfetto -o k.json k.cpu0 k.cpu1 u.stream 2>err
+"$DTRACE" --format=perfetto-json -o k.json k.cpu0 k.cpu1 u.stream 2>err
 python3 - k.json >got-json <<'PY'
 import json, sys
 for e in json.load(open(sys.argv[1]))["traceEvents"]:
@@ -322,7 +322,7 @@ ctf_check() {
 views() {	# views T FILES...: T.json, T.ctf, T.bt (babeltrace2), T.lost-* and T.S
 	local t=$1
 	shift
-	"$DTRACE" --format=perfetto -o "$t.json" "$@" 2>err
+	"$DTRACE" --format=perfetto-json -o "$t.json" "$@" 2>err
 	"$DTRACE" --format=ctf -o "$t.ctf" "$@" 2>err
 	babeltrace2 --clock-cycles --no-delta "$t.ctf" >"$t.bt" 2>"$t.bterr"
 	python3 model.py lost "$t" >"$t.lost-want"
