@@ -426,7 +426,7 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 		calls_event(dt, o, e);
 		return;
 	}
-	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2 && !f->user) {
+	if (ev->code == KTRACE_sched_switch && ev->nr_args >= 2 && !f->user) {
 		cpu_switch(pf, o, f, e, e->ns, ev->args[1]);
 		return;
 	}

@@ -24,9 +24,11 @@
  *     ns, given as Perfetto's boot clock, tied to the wall clock; and
  *     SystemInfo with the kernel release.
  *
- * ktrace's sched:switch has no previous task state or priority: the
- * compact_sched columns say state 0x8000 (which Perfetto shows as an
- * invalid, unknown state rather than a made-up one) and priority 0.
+ * sched:switch has the previous task's state (sched_switch's prev_state,
+ * as Perfetto wants it) and the next one's priority; in a file from before
+ * the kernel recorded them, the compact_sched columns say state 0x8000
+ * (which Perfetto takes as invalid: unknown, rather than a made-up state)
+ * and priority 0.
  *
  * A nested message's length is written before its contents are known as
  * a four-byte varint (padded with continuation bits, which every protobuf
@@ -434,9 +436,10 @@ static void compact_switch(struct pb_cpu *c, const struct dtrace_event *e, uint6
 
 	pb_varint(&c->sw_ts, c->sw_ts.len ? ts - c->last_sw_ns : ts);
 	c->last_sw_ns = ts;
-	pb_varint(&c->sw_state, TASK_STATE_UNKNOWN);
+	/* a file of a kernel before the state was recorded has two arguments */
+	pb_varint(&c->sw_state, e->ev->nr_args >= 4 ? e->ev->args[2] : TASK_STATE_UNKNOWN);
 	pb_varint(&c->sw_pid, next);
-	pb_varint(&c->sw_prio, 0);
+	pb_varint(&c->sw_prio, e->ev->nr_args >= 4 ? e->ev->args[3] : 0);
 	pb_varint(&c->sw_comm, intern_comm(c, comm, len));
 }
 
@@ -538,7 +541,7 @@ static void kernel_event(struct pbt *t, struct outbuf *o, struct dtrace *dt,
 	size_t k, f, len;
 	const char *comm;
 
-	if (ev->code == KTRACE_sched_switch && ev->nr_args == 2) {
+	if (ev->code == KTRACE_sched_switch && (ev->nr_args == 2 || ev->nr_args == 4)) {
 		compact_switch(c, e, ts);
 	} else if (ev->code == KTRACE_sched_wakeup && ev->nr_args == 2) {
 		compact_waking(c, e, ts);

@@ -55,7 +55,7 @@ enum conv {
 	CONV_END, CONV_NONE, CONV_U, CONV_D, CONV_X, CONV_LLU, CONV_LLX,
 	/* decoding: each prints as one of the above when raw */
 	CONV_SYSCALL, CONV_ERRNO, CONV_SIGNAL, CONV_SOFTIRQ, CONV_FAULT, CONV_IRQ,
-	CONV_KSYM, CONV_TASK,
+	CONV_KSYM, CONV_TASK, CONV_TASK_STATE,
 	CONV_STRING,	/* the same raw or not */
 };
 
@@ -101,6 +101,7 @@ static const struct conv_kind {
 	{ "%G", CONV_SIGNAL, CONV_U, 1, 'u', SLOT },
 	{ "%Q", CONV_SOFTIRQ, CONV_U, 1, 'u', SLOT },
 	{ "%F", CONV_FAULT, CONV_X, 1, 'x', SLOT },
+	{ "%W", CONV_TASK_STATE, CONV_X, 1, 'x', SLOT },
 	{ "%I", CONV_IRQ, CONV_U, 1, 'u', KTEV_SYM_MAX },
 	{ "%K", CONV_KSYM, CONV_LLX, 2, 'x', KTEV_SYM_MAX },
 	{ "%T", CONV_TASK, CONV_U, 1, 'u', KTEV_TASK_MAX },
@@ -392,6 +393,35 @@ static char *put_fault(char *p, uint32_t v)
 }
 
 /*
+ * A task state as sched_switch reports it: TASK_REPORT bits (as Linux
+ * 4.14 and later number them), TASK_REPORT_MAX for a preempted task.
+ */
+static char *put_task_state(char *p, uint32_t v)
+{
+	static const char letters[] = "SDTtXZPI";	/* bit 0, 1, ... */
+	const uint32_t report_max = 1u << (sizeof(letters) - 1);
+	bool any = false;
+
+	for (unsigned int i = 0; i < sizeof(letters) - 1; i++) {
+		if (!(v & 1u << i))
+			continue;
+		if (any)
+			*p++ = '|';
+		*p++ = letters[i];
+		any = true;
+	}
+	if (!any)
+		*p++ = 'R';
+	if (v & report_max)
+		*p++ = '+';
+	if (v & ~(report_max | (report_max - 1))) {	/* bits of a later kernel */
+		p = put_str(p, "|0x", 3);
+		p = ktev_put_hex(p, v & ~(report_max | (report_max - 1)));
+	}
+	return p;
+}
+
+/*
  * The rest of the arguments as a string, four bytes an argument in
  * little-endian order (as an x86 kernel copies a char array into them),
  * up to the first NUL; escaped, it comes from the traced machine.
@@ -488,6 +518,9 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 			break;
 		case CONV_FAULT:
 			p = put_fault(p, v);
+			break;
+		case CONV_TASK_STATE:
+			p = put_task_state(p, v);
 			break;
 		case CONV_IRQ:
 			p = ktev_put_u64(p, v);

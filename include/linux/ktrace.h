@@ -90,6 +90,19 @@ do {									\
 	}								\
 } while (0)
 
+/*
+ * What a context switch records of the task that stops running: its state
+ * as the kernel's sched_switch tracepoint reports it (ftrace's prev_state):
+ * 0 (running), one TASK_REPORT bit, or TASK_REPORT_MAX when it was
+ * preempted.  A macro: only the sites in __schedule() and the module's
+ * sched_switch probe use it, and they have <linux/sched.h>.
+ */
+#define ktrace_switch_state(preempt, prev_state, prev)			\
+	((preempt) ? TASK_REPORT_MAX :					\
+	 ({ unsigned int __kt_i = __task_state_index((prev_state),	\
+						     (prev)->exit_state); \
+	    __kt_i ? 1U << (__kt_i - 1) : 0; }))
+
 #else /* !CONFIG_KTRACE */
 
 struct task_struct;

@@ -79,13 +79,17 @@
 
 /* --- probes: one per tracepoint, the patch's TRACE site in each comment --- */
 
-/* kernel/sched/core.c __schedule(): TRACE(sched_switch, prev->pid, next->pid) */
+/*
+ * kernel/sched/core.c __schedule(): TRACE_ARGS(sched_switch, prev->pid,
+ * next->pid, ktrace_switch_state(...), next->prio)
+ */
 static void notrace ktrace_probe_sched_switch(void *data, bool preempt,
 					      struct task_struct *prev,
 					      struct task_struct *next,
 					      unsigned int prev_state)
 {
-	TRACE(KTRACE_sched_switch, prev->pid, next->pid);
+	TRACE_ARGS(KTRACE_sched_switch, prev->pid, next->pid,
+		   ktrace_switch_state(preempt, prev_state, prev), next->prio);
 }
 
 /* ttwu_do_wakeup(): TRACE(sched_wakeup, p->pid, task_cpu(p)) */

@@ -22,23 +22,26 @@ name() {
 	hi=0x$(echo "$hex" | cut -c15-16)$(echo "$hex" | cut -c13-14)$(echo "$hex" | cut -c11-12)$(echo "$hex" | cut -c9-10)
 	echo "$1:$NAME:$2:$3:$2 $1:$CONT0:$lo:$hi:$2 $1:$CONT1:0:0:$2"
 }
+# sw TSC PREV NEXT: a context switch, the previous task sleeping (S), the
+# next one at priority 120
+sw() { echo "$1:$SWITCH:$2:$3:$2 $1:$(((1 << 22) | (1 << 23))):1:120:$2"; }
 # process 100: threads 100 and 101; 101 is renamed at 5000; 200 its own
 $MKTRACE k.cpu0 --cpu 0 \
-	1000:$SWITCH:100:101:100 \
+	$(sw 1000 100 101) \
 	$(name 2000 100 100 main) $(name 2000 101 100 worker) $(name 2000 200 200 other) \
-	3000:$SWITCH:101:200:101 \
+	$(sw 3000 101 200) \
 	$(name 5000 101 100 renamed) \
-	6000:$SWITCH:101:0:101 \
-	7000:$SWITCH:0:300:0 \
+	$(sw 6000 101 0) \
+	$(sw 7000 0 300) \
 	8000:$LOST:5:0:0
 dt k.cpu0
 line() { sed -n "$1p" out; }
 check "an event before the task's first name gets that name" \
-	'[ $rc -eq 0 ] && line 1 | grep -q " main-100 .*from task main-100 to task worker-101$"'
-check "the name in force at the event" 'line 5 | grep -q " worker-101 .*to task other-200$"'
-check "a rename: the new name after it" 'line 7 | grep -q " renamed-101 .*from task renamed-101 to task <idle>-0$"'
+	'[ $rc -eq 0 ] && line 1 | grep -q " main-100 .*from task main-100 to task worker-101, prev state S, next prio 120$"'
+check "the name in force at the event" 'line 5 | grep -q " worker-101 .*to task other-200, prev state S, next prio 120$"'
+check "a rename: the new name after it" 'line 7 | grep -q " renamed-101 .*from task renamed-101 to task <idle>-0, prev state S, next prio 120$"'
 check "a task never named: <...>-300; the idle task <idle>-0" \
-	'line 8 | grep -q " <idle>-0 .*to task <...>-300$"'
+	'line 8 | grep -q " <idle>-0 .*to task <...>-300, prev state S, next prio 120$"'
 check "a lost marker is no task's: -" 'line 9 | grep -Eq "^ +0 +[0-9.]+ +- +meta:lost"'
 check "thread:name prints the name" 'line 2 | grep -q "task 100 of process 100 is named main$"'
 dt -p 100 k.cpu0
@@ -70,5 +73,5 @@ check "a snapshot: a naming from before every CPU's records begin yields to a la
 	'[ $rc -eq 0 ] && grep -q " work-300 .*context switch from task work-300 to task <idle>-0" out'
 dt --raw k.cpu0
 check "--raw: thread ids" \
-	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101$"'
+	'[ $rc -eq 0 ] && line 1 | grep -Eq "^ +0 +[0-9.]+ +100 sched:switch +context switch from task 100 to task 101, prev state 1, next prio 120$"'
 done_testing

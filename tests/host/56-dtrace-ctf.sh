@@ -55,7 +55,7 @@ ok $? "clean: same events, order and fields as dtrace" "$(cat "$TMP/clean.diff")
 ok $? "clean: metadata and one stream file per input file" "$(ls "$TMP/clean.ctf")"
 head -n 1 "$TMP/clean.ctf/metadata" | grep -qF '/* CTF 1.8 */'
 ok $? "clean: CTF 1.8 metadata"
-grep -q 'sched:switch: { cpu_id = [0-9]* }, { tid = [0-9]*, comm = "[^"]*" }, { from_task = [0-9]*, to_task = [0-9]* }' \
+grep -q 'sched:switch: { cpu_id = [0-9]* }, { tid = [0-9]*, comm = "[^"]*" }, { from_task = [0-9]*, to_task = [0-9]*, state = 0x[0-9A-F]*, prio = -*[0-9]* }' \
 	"$TMP/clean.bt" &&
 	grep -q 'unknown: .*{ code = 0x[0-9A-F]*, nr_args = [0-9]*, args = \[ \[0\] = ' "$TMP/clean.bt" &&
 	grep -q 'user:mark: { pid = 5000, tid = 5000 }, { tid = 5000, comm = "ktgen-user" }, { mark = ' "$TMP/clean.bt"

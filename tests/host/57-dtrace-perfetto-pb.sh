@@ -61,7 +61,8 @@ check "one clock snapshot tying the boot clock to the wall clock" \
 check "the kernel release in SystemInfo, from the trace files' header" 'grep -q "release: \"6.1.0-ktgen\"" "$TMP/mixed.dec"'
 
 # A scheduler trace as a busy machine makes it: 4 CPUs, 60 tasks, a switch
-# every 20-200 us, each woken task switched to soon after its wakeup.
+# every 20-200 us (the task before sleeping, blocked or preempted), each
+# woken task switched to soon after its wakeup.
 MKTRACE=$ROOT/tests/host/mktrace.py python3 - "$TMP/sched" <<'EOF'
 import os, random, subprocess, sys
 random.seed(5)
@@ -80,6 +81,8 @@ for cpu in range(4):
         nxt = random.choice(tasks)
         ev.append("%d:%d:%d:%d:%d" % (t - 3000, 1 | 2 << 24, nxt, cpu, cur))
         ev.append("%d:%d:%d:%d:%d" % (t, 1 | 1 << 24, cur, nxt, cur))
+        ev.append("%d:%d:%d:%d:%d" % (t, 1 << 22 | 1 << 23, random.choice((1, 1, 2, 0x100)),
+                                      random.choice((120, 120, 100)), cur))
         cur = nxt
     subprocess.run([sys.executable, os.environ["MKTRACE"], "--cpu", str(cpu),
                     "%s/t.cpu%d" % (out, cpu)] + ev, check=True)

@@ -132,7 +132,7 @@ static void test_numbers(void)
 /*
  * The oracle for the table's formats printed raw: printf on each
  * conversion, the decoding ones as the numbers they stand for (%S %G %Q %I
- * %T as %u, %E as %d, %F as %x, %K as %llx), "?" for an argument the event
+ * %T as %u, %E as %d, %F %W as %x, %K as %llx), "?" for an argument the event
  * lacks; a string (%s) of ASCII bytes shows printable ones, a backslash
  * doubled and others as \xNN.
  */
@@ -166,7 +166,7 @@ static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned in
 			s += 2;
 			continue;
 		}
-		conv = strchr("SGQIT", conv) ? 'u' : conv == 'E' ? 'd' : strchr("FK", conv) ? 'x' : conv;
+		conv = strchr("SGQIT", conv) ? 'u' : conv == 'E' ? 'd' : strchr("FKW", conv) ? 'x' : conv;
 		if (a + 1 + ll > nr)
 			out += sprintf(out, "?");
 		else if (ll)
@@ -185,7 +185,7 @@ static void oracle(char *out, const char *fmt, const uint32_t *args, unsigned in
 static int has_decoding(const char *fmt)
 {
 	for (const char *s = strchr(fmt, '%'); s; s = strchr(s + 2, '%'))
-		if (s[1] && strchr("SEGQFIK", s[1]))
+		if (s[1] && strchr("SEGQFIKW", s[1]))
 			return 1;
 	return 0;
 }
@@ -256,6 +256,24 @@ static void test_decode(void)
 		snprintf(w, sizeof(w), "page fault by task 5, flags %s at 7fff00001000", want[flags]);
 		expect("%F: the flags as words", text_ctx(KTRACE_fault_page, args, 4, &decoded), w);
 	}
+	/* %W: sched_switch's prev_state as ftrace prints it (TASK_REPORT bits) */
+	{
+		static const struct { uint32_t state; const char *want; } states[] = {
+			{ 0, "R" }, { 0x100, "R+" }, { 1, "S" }, { 2, "D" }, { 4, "T" },
+			{ 8, "t" }, { 0x10, "X" }, { 0x20, "Z" }, { 0x40, "P" }, { 0x80, "I" },
+			{ 3, "S|D" }, { 0x101, "S+" }, { 0x200, "R|0x200" }, { 0x302, "D+|0x200" },
+		};
+		uint32_t sw[4] = { 12, 57, 0, 120 };
+		char w[128];
+
+		for (unsigned int i = 0; i < ARRAY_SIZE(states); i++) {
+			sw[2] = states[i].state;
+			snprintf(w, sizeof(w), "context switch from task 12 to task 57, prev state %s, "
+				 "next prio 120", states[i].want);
+			expect("%W: a task state as ftrace's letters", text_ctx(KTRACE_sched_switch,
+			       sw, 4, &decoded), w);
+		}
+	}
 	args[0] = 0;
 	args[1] = 1;
 	args[2] = 0x81123456;
@@ -313,8 +331,8 @@ static void test_text(void)
 		}
 	}
 	expect("task with a context: named by it",
-	       text_ctx(KTRACE_sched_switch, a, 2, &(struct ktev_ctx){ .put_task = put_task }),
-	       "context switch from task <12> to task <57>");
+	       text_ctx(KTRACE_thread_exit, a, 2, &(struct ktev_ctx){ .put_task = put_task }),
+	       "exit of task <12>, code 57");
 	expect("string: up to its NUL",
 	       text(KTRACE_thread_name, (uint32_t[]){ 5, 4, 0x74696177, 0x6e, 0x41414141, 0 }, 6),
 	       "task 5 of process 4 is named waitn");

@@ -31,8 +31,8 @@ import struct
 import sys
 
 # the table's conversions; the decoding ones as the numbers they print raw
-# (dtrace --raw): %S %G %Q %I %T as %u, %E as %d, %F and %K as hex; %s a string
-CONV = re.compile(r"%(?:ll)?[udx]|%[SEGQFIKTs]")
+# (dtrace --raw): %S %G %Q %I %T as %u, %E as %d, %F %W and %K as hex; %s a string
+CONV = re.compile(r"%(?:ll)?[udx]|%[SEGQFIKTWs]")
 
 
 def read_list(path):
@@ -81,7 +81,7 @@ def render(fmt, values):
             vals = []
             return s
         v = vals.pop(0)
-        return "%x" % v if m.group(0)[-1] in "xFK" else "%d" % v
+        return "%x" % v if m.group(0)[-1] in "xFKW" else "%d" % v
     return CONV.sub(conv, fmt)
 
 

@@ -3,8 +3,9 @@
  * ktrace's context switches against ftrace's sched_switch over the same
  * window: ftrace runs with the x86-tsc trace clock, so both tracers' time
  * stamps are TSC values and the window bounded by two ktrace markers
- * applies to both.  Each CPU's sequence of (prev, next) pids must be the
- * same in both.
+ * applies to both.  Each CPU's sequence of (prev pid, next pid, prev
+ * state, next prio) must be the same in both: the state as ftrace prints it
+ * (prev_state=S, R+, ...), from the number ktrace recorded.
  */
 #include "ktrace-window.h"
 
@@ -17,7 +18,32 @@
 struct sw {
 	uint64_t tsc;
 	uint32_t prev, next;
+	char state[16];		/* as ftrace prints prev_state */
+	int prio;		/* next_prio */
 };
+
+/*
+ * ftrace's letters for a sched_switch prev_state: TASK_REPORT bits, "R"
+ * for none, "+" for TASK_REPORT_MAX (preempted), as Linux 4.14 and later
+ * print them (include/trace/events/sched.h).
+ */
+static void state_letters(char *out, uint32_t state)
+{
+	static const char letters[] = "SDTtXZPI";
+	char *p = out;
+
+	for (int i = 0; i < 8; i++)
+		if (state & (1u << i)) {
+			if (p != out)
+				*p++ = '|';
+			*p++ = letters[i];
+		}
+	if (p == out)
+		*p++ = 'R';
+	if (state & 0x100)
+		*p++ = '+';
+	*p = '\0';
+}
 
 static int tracefs_write(const char *file, const char *value)
 {
@@ -72,7 +98,9 @@ static size_t ftrace_switches(int cpu, const struct window *w, struct sw *out)
 		if (sscanf(q, "%llu", &ts) != 1 || ts <= w->tsc_begin || ts >= w->tsc_end)
 			continue;
 		if (sscanf(strstr(p, "prev_pid=") + 9, "%u", &out[nr].prev) == 1 &&
-		    sscanf(strstr(p, "next_pid=") + 9, "%u", &out[nr].next) == 1)
+		    sscanf(strstr(p, "prev_state=") + 11, "%15s", out[nr].state) == 1 &&
+		    sscanf(strstr(p, "next_pid=") + 9, "%u", &out[nr].next) == 1 &&
+		    sscanf(strstr(p, "next_prio=") + 10, "%d", &out[nr].prio) == 1)
 			out[nr++].tsc = ts;
 	}
 	if (f)
@@ -134,15 +162,32 @@ int main(void)
 		for (int cpu = 0; cpu < w.nr_cpus; cpu++) {
 			size_t n_ours = 0, n_theirs = ftrace_switches(cpu, &w, theirs);
 
-			for (struct ktrace_record *r = w.recs[cpu]; r < w.recs[cpu] + w.nr[cpu]; r++)
-				if (r->event == KTRACE_sched_switch && r->tsc > w.tsc_begin &&
-				    r->tsc < w.tsc_end && n_ours < MAX_SWITCHES)
-					ours[n_ours++] = (struct sw){ r->tsc, r->arg1, r->arg2 };
+			for (struct ktrace_record *r = w.recs[cpu]; r < w.recs[cpu] + w.nr[cpu]; r++) {
+				struct sw *o = &ours[n_ours];
+
+				if (r->event != KTRACE_sched_switch || r->tsc <= w.tsc_begin ||
+				    r->tsc >= w.tsc_end || n_ours == MAX_SWITCHES)
+					continue;
+				*o = (struct sw){ r->tsc, r->arg1, r->arg2, "?", -1 };
+				/* its continuation record: state and priority */
+				if (r + 1 < w.recs[cpu] + w.nr[cpu] &&
+				    r[1].event == (KTRACE_EVT_CONT | KTRACE_EVT_END)) {
+					state_letters(o->state, r[1].arg1);
+					o->prio = (int)r[1].arg2;
+				}
+				n_ours++;
+			}
 			size_t i = 0;
 
 			while (i < n_ours && i < n_theirs && ours[i].prev == theirs[i].prev &&
-			       ours[i].next == theirs[i].next)
+			       ours[i].next == theirs[i].next &&
+			       !strcmp(ours[i].state, theirs[i].state) && ours[i].prio == theirs[i].prio)
 				i++;
+			if (i < n_ours && i < n_theirs)
+				diag("cpu %d switch %zu: ktrace %u -> %u state %s prio %d, ftrace %u -> %u "
+				     "state %s prio %d", cpu, i, ours[i].prev, ours[i].next, ours[i].state,
+				     ours[i].prio, theirs[i].prev, theirs[i].next, theirs[i].state,
+				     theirs[i].prio);
 			diag("attempt %d cpu %d: ktrace %zu switches, ftrace %zu, same up to %zu",
 			     attempt, cpu, n_ours, n_theirs, i);
 			cpus_same += i == n_ours && n_ours == n_theirs;
@@ -153,7 +198,8 @@ int main(void)
 	tracefs_write("events/sched/sched_switch/enable", "0");
 	tracefs_write("trace_clock", "local");
 	ok(checked > 0, "windows with nothing lost by either tracer");
-	ok(same, "every CPU's context switches are the same in ktrace and ftrace");
+	ok(same, "every CPU's context switches, with the previous task's state and the next "
+	   "one's priority, are the same in ktrace and ftrace");
 	window_close(&w);
 	return done_testing();
 }

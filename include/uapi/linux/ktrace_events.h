@@ -21,6 +21,10 @@
  *   %Q  softirq vector: "TIMER", as ftrace names them (%u if unknown)
  *   %F  page fault flags, KTRACE_FAULT_*: "user|write", "kernel|read"
  *       (read: not a write); unknown bits follow as "|0x4"
+ *   %W  a task's state as the kernel's sched_switch tracepoint reports it:
+ *       "R" (0), the TASK_REPORT bits as "S", "D", "T", "t", "X", "Z",
+ *       "P", "I" joined by "|", "R+" for TASK_REPORT_MAX (preempted);
+ *       unknown bits follow as "|0x200"
  *   %I  irq number, with the names of its handlers where the trace has
  *       BASE.irqs (/proc/interrupts): "24 (virtio0-input.0)"
  *   %K  kernel code address, two arguments: "tick_sched_timer+0x0" where
@@ -33,7 +37,7 @@
  * The names of %S, %E, %G and %Q come from the kernel source
  * (scripts/gen-names.py).  Printed raw (dtrace --raw), each decoding
  * conversion prints its number as the one in parentheses: %S %G %Q %I %T
- * as %u, %E as %d, %F as %x, %K as %llx.  A format has at most one %I or %K.
+ * as %u, %E as %d, %F %W as %x, %K as %llx.  A format has at most one %I or %K.
  */
 KTRACE_GROUP(sched)
 KTRACE_GROUP(thread)
@@ -55,7 +59,8 @@ KTRACE_GROUP(power)
 KTRACE_GROUP(workqueue)
 KTRACE_GROUP(probe)
 
-KTRACE_EVENT(sched,   switch,   0, "context switch from task %T to task %T")
+KTRACE_EVENT(sched,   switch,   1,
+	     "context switch from task %T to task %T, prev state %W, next prio %d")
 KTRACE_EVENT(sched,   wakeup,   0, "wakeup of task %T on cpu %u")
 KTRACE_EVENT(sched,   migrate,  0, "migrate task %T to cpu %u")
 KTRACE_EVENT(thread,  fork,     0, "fork: task %T created task %u")
