@@ -226,6 +226,13 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 	return cmp_name(x, y);
 }
 
+/* (no rows: no array, which qsort_r() must not be given) */
+static void sort_table(struct report_table *table, struct sort_keys *sk)
+{
+	if (table->nr)
+		qsort_r(table->rows, table->nr, sizeof(*table->rows), cmp_rows, sk);
+}
+
 /* ---- writing -------------------------------------------------------------- */
 
 /* A CSV field: quoted where it has a comma, quote or line break (RFC 4180). */
@@ -370,8 +377,8 @@ static struct diff_row *join(struct report_table *old, struct report_table *new,
 	struct sort_keys by_name = { NULL, 0 };
 	size_t i = 0, j = 0, n = 0;
 
-	qsort_r(old->rows, old->nr, sizeof(*old->rows), cmp_rows, &by_name);
-	qsort_r(new->rows, new->nr, sizeof(*new->rows), cmp_rows, &by_name);
+	sort_table(old, &by_name);
+	sort_table(new, &by_name);
 	while (i < old->nr || j < new->nr) {
 		int c = i == old->nr ? 1 : j == new->nr ? -1 :
 			cmp_name(&old->rows[i], &new->rows[j]);
@@ -545,7 +552,7 @@ static void report_end(struct dtrace *dt, struct outbuf *o)
 			write_diff_text(o, opts, opts->old, table, d, nr, cols, nr_cols);
 		free(d);
 	} else {
-		qsort_r(table->rows, table->nr, sizeof(*table->rows), cmp_rows, &sk);
+		sort_table(table, &sk);
 		if (r->layout == LAYOUT_CSV)
 			write_csv(o, table, opts->per_thread);
 		else
