@@ -6,7 +6,7 @@
  * keys.  --flat is the same table with its first three columns.
  *
  *        CALLS      TOTAL(us)       SELF(us)        AVG(us)        MIN(us)        MAX(us)  FUNCTION  (FILE:LINE)
- *          177         35.120         35.120          0.198          0.010         25.336  fib  calls.c:25
+ *           17          1.082          0.641          0.147          0.040          0.320  rec  rep.c:8
  *
  * Total time is entry to exit, counted for a recursive function's
  * outermost calls only (uftrace report's rule: the time it ran, not the
@@ -44,7 +44,7 @@ struct report_table {
 	struct report_row *rows;
 	size_t nr, alloc;
 	uint64_t calls, repairs;
-	unsigned int nr_threads;
+	unsigned int nr_threads, nr_fns;	/* nr_fns: rows but for --per-thread */
 	bool copied;			/* names are copies (report_table_free()) */
 };
 
@@ -105,6 +105,8 @@ struct report_walk {
 	const struct calls *calls;
 	struct call_totals *fns;	/* by sym_func id, for the threads walked so far */
 	unsigned int nr_fns;
+	uint8_t *seen;			/* by sym_func id: in a row already */
+	unsigned int nr_seen;
 };
 
 static void report_step(void *ctx, struct call_thread *t, const struct call_step *s)
@@ -132,6 +134,15 @@ static void harvest(struct report_walk *w, const struct call_thread *thread, uns
 			table->alloc = table->alloc ? 2 * table->alloc : 256;
 			table->rows = xrealloc(table->rows, table->alloc * sizeof(*table->rows));
 		}
+		if (t->fn->id >= w->nr_seen) {
+			w->seen = xrealloc(w->seen, w->nr_fns);
+			memset(w->seen + w->nr_seen, 0, w->nr_fns - w->nr_seen);
+			w->nr_seen = w->nr_fns;
+		}
+		if (!w->seen[t->fn->id]) {
+			w->seen[t->fn->id] = 1;
+			table->nr_fns++;
+		}
 		r = &table->rows[table->nr++];
 		*r = (struct report_row){ .t = *t, .name = t->fn->name, .file = t->fn->file,
 					  .line = t->fn->line, .thread = thread,
@@ -155,6 +166,7 @@ static struct report_table *report_table(struct dtrace *dt, bool per_thread)
 	if (!per_thread)
 		harvest(&w, NULL, 0);
 	free(w.fns);
+	free(w.seen);
 	return table;
 }
 
@@ -259,7 +271,7 @@ static void csv_put(struct outbuf *o, const char *s)
 
 static void put_summary(struct outbuf *o, const struct report_table *t)
 {
-	out_printf(o, "%zu functions, %llu calls in %u threads", t->nr,
+	out_printf(o, "%u functions, %llu calls in %u threads", t->nr_fns,
 		   (unsigned long long)t->calls, t->nr_threads);
 	if (t->repairs)
 		out_printf(o, "; %llu repairs of unbalanced calls (see --calltree)",

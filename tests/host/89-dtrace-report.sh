@@ -193,6 +193,8 @@ check "--per-thread CSV header" 'head -n 1 "$TMP/thread.csv" | grep -qx "pid,tid
 "$DTRACE" --report --per-thread "$D"/trace.* >"$TMP/thread.txt"
 check "--per-thread text: a line per thread before its rows" \
 	'[ "$(grep -c "^# thread rep-[0-9]* (pid [0-9]*)$" "$TMP/thread.txt")" = 3 ]'
+check "--per-thread text: the functions counted once" \
+	'grep -qx "# 6 functions, 52 calls in 3 threads" "$TMP/thread.txt"'
 
 "$DTRACE" --flat "$D"/trace.* >"$TMP/flat"
 "$DTRACE" --report --sort self,calls "$D"/trace.* | awk '{ print $1, $2, $3, $7, $8 }' >"$TMP/flat.want"
