@@ -590,7 +590,11 @@ void calls_add_totals(const struct calls *c, struct call_totals **totals, unsign
 	}
 	t = &(*totals)[s->fn->id];
 	t->fn = s->fn;
-	t->calls++;
+	if (!t->calls++ || dur < t->min)
+		t->min = dur;
+	if (dur > t->max)
+		t->max = dur;
+	t->all += dur;
 	t->self += dur - s->callees_ns;
 	if (!s->recursive)
 		t->total += dur;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * calls: function calls of user threads, from their func:* events, for
- * --calltree, --callgraph, --flat, --folded and the Perfetto export: one replay, so
- * that they all show the same calls and the same repairs.
+ * --calltree, --callgraph, --report (--flat), --folded and the Perfetto
+ * export: one replay, so that they all show the same calls and repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
  * (and, with DTRACE_FMT_CALL_EVENTS, the other events of the thread: its
@@ -94,24 +94,56 @@ void calls_walk(struct calls *c, struct call_thread *t,
 		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
 		void *ctx);
 
-/* What the calls of one function that ended add up to (--flat, --callgraph). */
+/*
+ * What the calls of one function that ended add up to (--report, --flat,
+ * --callgraph).  @total counts a recursive function's outermost calls only
+ * (as uftrace report does), so that it is time the function ran; @all,
+ * @min and @max are of every call's own duration, inner ones too.
+ */
 struct call_totals {
 	const struct sym_func *fn;	/* NULL: none of its calls ended */
 	uint64_t calls;
 	uint64_t total;			/* entry to exit, once where it recurses */
 	uint64_t self;			/* total less its callees' */
+	uint64_t all, min, max;		/* entry to exit of each call */
 };
 
 /* Count EXIT step @s into @totals, by function id, @nr of them (grown). */
 void calls_add_totals(const struct calls *c, struct call_totals **totals, unsigned int *nr,
 		      const struct call_step *s);
 
+/* --report's columns and --sort's keys */
+enum report_key {
+	REPORT_CALLS, REPORT_TOTAL, REPORT_SELF, REPORT_AVG, REPORT_MIN, REPORT_MAX,
+	REPORT_NAME,
+};
+#define REPORT_MAX_KEYS	8
+
+/* What main.c's options say to the report formats (dt->report; NULL: defaults). */
+struct report_opts {
+	enum report_key keys[REPORT_MAX_KEYS];	/* --sort */
+	unsigned int nr_keys;			/* 0: the view's own order */
+	bool per_thread;			/* --per-thread */
+	/* --diff: the run that reads the old trace keeps its table in @old */
+	bool keep_old;
+	struct report_table *old;
+	const char *old_path, *new_path;	/* for the diff's header */
+};
+
+/* --sort KEYS: "total,name"; a usage error if one is unknown */
+void report_parse_sort(struct report_opts *opts, const char *keys);
+/* Whether @fmt is one of the report's (--report, --flat, --format=csv). */
+bool report_format(const struct dtrace_format *fmt);
+void report_table_free(struct report_table *table);
+
 /* Free @c and everything calls_event() kept in it. */
 void calls_free(struct calls *c);
 
 extern const struct dtrace_format dtrace_calltree;	/* calltree.c */
 extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
-extern const struct dtrace_format dtrace_flat;		/* flat.c */
+extern const struct dtrace_format dtrace_report;	/* report.c: --report */
+extern const struct dtrace_format dtrace_flat;		/* report.c: --flat */
+extern const struct dtrace_format dtrace_report_csv;	/* report.c: --format=csv */
 extern const struct dtrace_format dtrace_folded;	/* folded.c: --folded */
 extern const struct dtrace_format dtrace_folded_time;	/* folded.c: --folded-time */
 

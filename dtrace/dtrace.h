@@ -86,6 +86,7 @@ struct dtrace {
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */
 	bool sites;		/* --sites: call sites in --calltree */
+	struct report_opts *report;	/* --report's --sort, --per-thread, --diff */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */

@@ -7,15 +7,17 @@
  *
  *   text.c                  one line per event (the default)
  *   summary.c               -S
- *   calltree.c, flat.c,     --calltree, --flat, --callgraph, --folded:
- *   callgraph.c, folded.c   user threads' calls, kept by calls.c, named by
- *                           symbols.c
+ *   calltree.c, report.c,   --calltree, --report (--flat, --diff),
+ *   callgraph.c, folded.c   --callgraph, --folded: user threads' calls,
+ *                           kept by calls.c, named by symbols.c
  *   ctf.c, perfetto_pb.c,   --format=ctf, --format=perfetto (protobuf),
  *   perfetto.c              --format=perfetto-json (fields.c names the
  *                           events' arguments)
  *
  * pipeline.c runs the text format on worker threads; out.c buffers output.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,10 @@ enum {
 	OPT_CALLTREE,
 	OPT_CALLGRAPH,
 	OPT_FLAT,
+	OPT_REPORT,
+	OPT_SORT,
+	OPT_PER_THREAD,
+	OPT_DIFF,
 	OPT_FOLDED,
 	OPT_FOLDED_TIME,
 	OPT_SITES,
@@ -74,6 +80,17 @@ static const struct kt_option options[] = {
 	  "the calls as a Graphviz graph: counts and times on the edges" },
 	{ "flat", no_argument, OPT_FLAT, NULL,
 	  "per function: calls, total and self time" },
+	{ "report", no_argument, OPT_REPORT, NULL,
+	  "per function: calls, total and self time, average, min and max\n"
+	  "call (--format=csv: as CSV, times in ns)" },
+	{ "sort", required_argument, OPT_SORT, "KEYS",
+	  "--report's order: total self calls avg min max name, several:\n"
+	  "self,name (default total; --flat: self,calls)" },
+	{ "per-thread", no_argument, OPT_PER_THREAD, NULL,
+	  "--report per thread, not summed over the threads" },
+	{ "diff", required_argument, OPT_DIFF, "OLD",
+	  "--report of OLD (a directory or file) and FILE... side by side,\n"
+	  "with the difference, largest first" },
 	{ "folded", no_argument, OPT_FOLDED, NULL,
 	  "folded stacks for flame graphs (flamegraph.pl, speedscope):\n"
 	  "one line per call path, weighed by its calls" },
@@ -83,7 +100,8 @@ static const struct kt_option options[] = {
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
 	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto "
-	  "(Perfetto's protobuf trace); perfetto-json (Chrome's JSON)" },
+	  "(Perfetto's protobuf trace); perfetto-json (Chrome's JSON);\n"
+	  "csv (--report's table)" },
 	{ "raw", no_argument, OPT_RAW, NULL,
 	  "numbers, not names: thread ids, syscall, errno, signal, symbol numbers" },
 	{ "kallsyms", required_argument, OPT_KALLSYMS, "FILE",
@@ -197,6 +215,7 @@ static const struct dtrace_format *parse_format(const char *s)
 {
 	static const struct dtrace_format *const formats[] = {
 		&dtrace_text, &dtrace_ctf, &dtrace_perfetto_pb, &dtrace_perfetto,
+		&dtrace_report_csv,
 	};
 
 	char names[128] = "";
@@ -254,7 +273,19 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			*fmt = &dtrace_callgraph;
 			break;
 		case OPT_FLAT:
-			*fmt = &dtrace_flat;
+		case OPT_REPORT:
+			/* --format=csv is the report's table: the view stays */
+			if (*fmt != &dtrace_report_csv)
+				*fmt = c == OPT_FLAT ? &dtrace_flat : &dtrace_report;
+			break;
+		case OPT_SORT:
+			report_parse_sort(dt->report, optarg);
+			break;
+		case OPT_PER_THREAD:
+			dt->report->per_thread = true;
+			break;
+		case OPT_DIFF:
+			dt->report->old_path = optarg;
 			break;
 		case OPT_FOLDED:
 			*fmt = &dtrace_folded;
@@ -314,6 +345,15 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		kt_usage_error("--to is before --from");
 	if (((*fmt)->flags & DTRACE_FMT_TO_DIR) && !*output)
 		kt_usage_error("--format=%s writes a directory: give it with -o DIR", (*fmt)->name);
+	if (dt->report->old_path && *fmt == &dtrace_text)
+		*fmt = &dtrace_report;
+	if ((dt->report->nr_keys || dt->report->per_thread || dt->report->old_path) &&
+	    !report_format(*fmt))
+		kt_usage_error("--sort, --per-thread and --diff go with --report, --flat or "
+			       "--format=csv");
+	if (dt->report->per_thread && dt->report->old_path)
+		kt_usage_error("--per-thread and --diff do not go together: threads differ "
+			       "from run to run");
 	if ((*fmt)->flags & DTRACE_FMT_CALL_VIEW)
 		dt->mask |= KTRACE_GRP_func;
 }
@@ -411,92 +451,217 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 	}
 }
 
-int main(int argc, char **argv)
+static int no_dot(const struct dirent *d)
 {
-	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
-	struct machine_files mf = { 0 };
-	const struct dtrace_format *fmt = &dtrace_text;
-	const char *output = NULL;
-	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
-	struct stat *inputs;
-	bool pager = true;
-	int ret, kept;
+	return d->d_name[0] != '.';
+}
 
-	util_set_progname(argv[0]);
-	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, &pager, argc, argv);
-	raise_file_limit();
+/*
+ * @paths with each directory among them replaced by the files in it (not
+ * those whose names start with '.'), in the order of their names: what
+ * ktrace-run writes is a directory, and --report and --diff compare runs.
+ * Every path is a copy of its own.
+ */
+static char **expand_dirs(char *const *paths, int nr, int *nr_out)
+{
+	char **out = NULL;
+	int n = 0, alloc = 0;
+
+	for (int i = 0; i < nr; i++) {
+		struct dirent **names = NULL;
+		struct stat st;
+		int nr_names = 1;
+
+		if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			nr_names = scandir(paths[i], &names, no_dot, alphasort);
+			if (nr_names < 0)
+				die("%s: %s", paths[i], strerror(errno));
+			if (!nr_names)
+				die("%s: a directory without trace files", paths[i]);
+		}
+		if (n + nr_names > alloc) {
+			alloc = 2 * (n + nr_names);
+			out = xrealloc(out, alloc * sizeof(*out));
+		}
+		if (!names)
+			out[n++] = xstrdup(paths[i]);
+		for (int j = 0; names && j < nr_names; j++) {
+			out[n] = xmalloc(strlen(paths[i]) + strlen(names[j]->d_name) + 2);
+			sprintf(out[n++], "%s/%s", paths[i], names[j]->d_name);
+			free(names[j]);
+		}
+		free(names);
+	}
+	*nr_out = n;
+	return out;
+}
+
+/* What dtrace reads, by device and inode: -o must not name one of them. */
+struct inputs {
+	struct stat *st;
+	unsigned int nr, alloc;
+};
+
+static void add_input(struct inputs *in, const char *path)
+{
+	if (in->nr == in->alloc) {
+		in->alloc = in->alloc ? 2 * in->alloc : 64;
+		in->st = xrealloc(in->st, in->alloc * sizeof(*in->st));
+	}
+	if (stat(path, &in->st[in->nr]) == 0)
+		in->nr++;
+}
+
+/*
+ * Open the trace files @paths (@nr, directories expanded) for a run of
+ * @fmt: the merge, the symbols, the names of the tasks, the machine's
+ * files; the files read go into @in.
+ */
+static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char **paths,
+		       int nr, unsigned int flags, struct machine_files *mf, struct inputs *in)
+{
+	char **traces = xcalloc(nr + 1, sizeof(*traces));
+	int kept = 0;
+
 	/*
 	 * libktrace's map files and what ktrace saved of the machine (trace.*
 	 * names them too) are found beside the streams; a kallsyms or irqs
 	 * file among them is used as if found there.
 	 */
-	inputs = xcalloc(2 * (argc - optind) + 2, sizeof(*inputs));
-	for (int i = optind; i < argc; i++)
-		if (stat(argv[i], &inputs[nr_inputs]) == 0)
-			nr_inputs++;
-	kept = optind;
-	for (int i = optind; i < argc; i++) {
-		size_t len = strlen(argv[i]);
-
-		if (has_suffix(argv[i], ".kallsyms")) {
-			if (!mf.kallsyms)
-				mf.kallsyms = mf.found_kallsyms = xstrdup(argv[i]);
-		} else if (has_suffix(argv[i], ".irqs")) {
-			if (!mf.irqs)
-				mf.irqs = mf.found_irqs = xstrdup(argv[i]);
-		} else if (len <= 5 || strcmp(argv[i] + len - 5, ".maps")) {
-			argv[kept++] = argv[i];
+	for (int i = 0; i < nr; i++) {
+		add_input(in, paths[i]);
+		if (has_suffix(paths[i], ".kallsyms")) {
+			if (!mf->kallsyms)
+				mf->kallsyms = mf->found_kallsyms = xstrdup(paths[i]);
+		} else if (has_suffix(paths[i], ".irqs")) {
+			if (!mf->irqs)
+				mf->irqs = mf->found_irqs = xstrdup(paths[i]);
+		} else if (!has_suffix(paths[i], ".maps")) {
+			traces[kept++] = paths[i];
 		}
 	}
-	argc = kept;
-	if (optind == argc)
+	if (!kept)
 		kt_usage_error("no trace files given");
-	dt.merge = kt_merge_open(argv + optind, argc - optind, flags);
-	if (!dt.merge)
-		return 1;
-	if (!kt_merge_nr_files(dt.merge))
+	dt->merge = kt_merge_open(traces, kept, flags);
+	free(traces);
+	if (!dt->merge)
+		exit(1);
+	if (!kt_merge_nr_files(dt->merge))
 		die("no readable trace file");
-	dt.syms = sym_db_new();
-	setup_files(&dt);
+	dt->syms = sym_db_new();
+	dt->user_streams = false;
+	setup_files(dt);
 	/* -p needs the names: they say which process a thread belongs to */
-	if (dt.decode.raw && !dt.pids && (fmt->flags & DTRACE_FMT_RAW_NAMELESS))
-		dt.tasks = NULL;
+	if (dt->decode.raw && !dt->pids && (fmt->flags & DTRACE_FMT_RAW_NAMELESS))
+		dt->tasks = NULL;
 	else
-		dt.tasks = tasks_open(dt.merge);
-	dt.decode.put_task = tasks_put_ctx;
-	dt.decode.tasks = dt.tasks;
-	load_machine_files(&dt, &mf);
-	if (mf.kallsyms && stat(mf.kallsyms, &inputs[nr_inputs]) == 0)
-		nr_inputs++;
-	if (mf.irqs && stat(mf.irqs, &inputs[nr_inputs]) == 0)
-		nr_inputs++;
+		dt->tasks = tasks_open(dt->merge);
+	dt->decode.put_task = tasks_put_ctx;
+	dt->decode.tasks = dt->tasks;
+	load_machine_files(dt, mf);
+	if (mf->kallsyms)
+		add_input(in, mf->kallsyms);
+	if (mf->irqs)
+		add_input(in, mf->irqs);
 	/* the map files dtrace finds beside the user streams are inputs too */
-	for (unsigned int i = 0; i < kt_merge_nr_files(dt.merge); i++) {
-		const struct ktfile_reader *f = kt_merge_file(dt.merge, i);
+	for (unsigned int i = 0; i < kt_merge_nr_files(dt->merge); i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
 		char *maps = f->hdr.cpu < 0 ? sym_maps_path(f->hdr.pid, f->path) : NULL;
 
-		if (maps && stat(maps, &inputs[nr_inputs]) == 0)
-			nr_inputs++;
+		if (maps)
+			add_input(in, maps);
 		free(maps);
 	}
+}
+
+static void close_trace(struct dtrace *dt, struct machine_files *mf)
+{
+	kt_merge_close(dt->merge);
+	tasks_free(dt->tasks);
+	sym_db_free(dt->syms);
+	free(dt->files);
+	ksyms_free((struct ksyms *)dt->decode.ksyms);
+	irq_names_free((struct irq_names *)dt->decode.irqs);
+	dt->decode.ksyms = NULL;
+	dt->decode.irqs = NULL;
+	free(mf->found_kallsyms);
+	free(mf->found_irqs);
+}
+
+/*
+ * --diff OLD: the report of OLD first, kept (dt->report->old) for the run
+ * of the files given to write the difference; nothing written.
+ */
+static int read_old_trace(struct dtrace *dt, const struct dtrace_format *fmt,
+			  unsigned int flags, const struct machine_files *given,
+			  struct inputs *in)
+{
+	struct machine_files mf = { .kallsyms = given->kallsyms, .irqs = given->irqs };
+	int nr, ret;
+	char **paths = expand_dirs((char **)&dt->report->old_path, 1, &nr);
+
+	open_trace(dt, fmt, paths, nr, flags, &mf, in);
+	dt->report->keep_old = true;
+	ret = dtrace_run(dt, fmt, 1);
+	dt->report->keep_old = false;
+	close_trace(dt, &mf);
+	for (int i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct report_opts report = { 0 };
+	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX, .report = &report };
+	struct machine_files mf = { 0 };
+	const struct dtrace_format *fmt = &dtrace_text;
+	const char *output = NULL;
+	unsigned int flags = 0, jobs = default_jobs();
+	struct inputs in = { 0 };
+	bool pager = true;
+	char **paths, *new_path = NULL;
+	int ret = 0, nr;
+
+	util_set_progname(argv[0]);
+	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, &pager, argc, argv);
+	raise_file_limit();
+	if (report.old_path) {
+		report.new_path = argv[optind];
+		if (argc - optind > 1) {
+			new_path = xmalloc(strlen(argv[optind]) + 64);
+			sprintf(new_path, "%s ... (%d paths)", argv[optind], argc - optind);
+			report.new_path = new_path;
+		}
+		ret = read_old_trace(&dt, fmt, flags, &mf, &in);
+	}
+	/* elsewhere a directory is refused: it is no trace file */
+	if (report_format(fmt)) {
+		paths = expand_dirs(argv + optind, argc - optind, &nr);
+	} else {
+		nr = argc - optind;
+		paths = xcalloc(nr, sizeof(*paths));
+		for (int i = 0; i < nr; i++)
+			paths[i] = xstrdup(argv[optind + i]);
+	}
+	open_trace(&dt, fmt, paths, nr, flags, &mf, &in);
 	dt.output = output;
 	/* before the formatting threads start; waited for at exit */
 	if (pager && !output && !(fmt->flags & DTRACE_FMT_TO_DIR))
 		kt_pager_start();
-	out_open(&dt.out, fmt->flags & DTRACE_FMT_TO_DIR ? NULL : output, inputs, nr_inputs);
-	ret = dtrace_run(&dt, fmt, jobs);
+	out_open(&dt.out, fmt->flags & DTRACE_FMT_TO_DIR ? NULL : output, in.st, in.nr);
+	ret |= dtrace_run(&dt, fmt, jobs);
 	out_close(&dt.out);
-	kt_merge_close(dt.merge);
-	tasks_free(dt.tasks);
-	sym_db_free(dt.syms);
-	free(dt.files);
-	ksyms_free((struct ksyms *)dt.decode.ksyms);
-	irq_names_free((struct irq_names *)dt.decode.irqs);
-	free(mf.found_kallsyms);
-	free(mf.found_irqs);
+	close_trace(&dt, &mf);
+	report_table_free(report.old);
+	for (int i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
+	free(new_path);
 	free(dt.cpus);
 	free(dt.tids);
 	free(dt.pids);
-	free(inputs);
+	free(in.st);
 	return ret;
 }

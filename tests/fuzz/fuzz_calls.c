@@ -2,8 +2,8 @@
 /*
  * fuzz_calls: libFuzzer target for the call reconstruction (dtrace/calls.c)
  * and the views and export built on it: --calltree (with the thread's
- * other events), --flat, --callgraph and the Perfetto export.  The input
- * is a user thread's stream, 8 bytes a record:
+ * other events), --flat, --report (text, CSV), --callgraph and the
+ * Perfetto export.  The input is a user thread's stream, 8 bytes a record:
  *
  *   byte 0      what: func:enter, func:leave, func:entry, func:exit, a
  *               lost marker, a user event (low 3 bits, modulo 6)
@@ -69,7 +69,8 @@ static void run_format(const struct dtrace_format *fmt, int null_fd)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dtrace_format *const formats[] = {
-		&dtrace_calltree, &dtrace_flat, &dtrace_callgraph, &dtrace_perfetto,
+		&dtrace_calltree, &dtrace_flat, &dtrace_report, &dtrace_report_csv,
+		&dtrace_callgraph, &dtrace_perfetto,
 	};
 	struct ktfile_header h;
 	struct ktfile_writer w;
