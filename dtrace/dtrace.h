@@ -67,6 +67,7 @@ static inline void out_commit(struct outbuf *o, char *p)
 }
 
 struct calls;
+struct call_filter;
 
 /* What dtrace knows of each file, by its reader's index. */
 struct dtrace_file {
@@ -86,6 +87,7 @@ struct dtrace {
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */
 	bool sites;		/* --sites: call sites in --calltree */
+	struct call_filter *call_filter;	/* -F, -N, -D, ...: the call views' (callfilter.h) */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "callfilter.h"
 #include "calls.h"
 #include "dtrace.h"
 #include "ksyms.h"
@@ -48,6 +49,8 @@ enum {
 	OPT_KALLSYMS,
 	OPT_IRQS,
 	OPT_NO_PAGER,
+	OPT_MIN_TIME,
+	OPT_EXCLUDE_LIB,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -78,6 +81,15 @@ static const struct kt_option options[] = {
 	  "one line per call path, weighed by its calls" },
 	{ "folded-time", no_argument, OPT_FOLDED_TIME, NULL,
 	  "the same, weighed by self time in ns" },
+	{ "filter", required_argument, 'F', "FUNC",
+	  "call views: only FUNC's calls and their callees (name, glob, /regex/)" },
+	{ "notrace", required_argument, 'N', "FUNC",
+	  "call views: not FUNC's calls, nor their callees" },
+	{ "depth", required_argument, 'D', "N", "call views: only calls less than N deep" },
+	{ "min-time", required_argument, OPT_MIN_TIME, "TIME",
+	  "call views: only calls that last TIME or more (1us, 250ns)" },
+	{ "exclude-lib", required_argument, OPT_EXCLUDE_LIB, "OBJ",
+	  "call views: not the calls of functions in OBJ (libc.so.6, a path, a glob)" },
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
@@ -142,6 +154,16 @@ static uint64_t parse_time(const char *opt, const char *s)
 			return whole * units[i].ns + frac * units[i].ns / scale;
 bad:
 	kt_usage_error("bad time '%s' for %s: a number of us, or with ns, us, ms or s", s, opt);
+}
+
+static unsigned int parse_depth(const char *s)
+{
+	char *end;
+	unsigned long n = strtoul(s, &end, 10);
+
+	if (*s < '0' || *s > '9' || *end || n < 1 || n > 1000000)
+		kt_usage_error("bad depth '%s' for --depth (1-1000000)", s);
+	return n;
 }
 
 static unsigned int parse_jobs(const char *s)
@@ -255,6 +277,21 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_FOLDED_TIME:
 			*fmt = &dtrace_folded_time;
 			break;
+		case 'F':
+			call_filter_add(dt->call_filter, CALL_FILTER_KEEP, "--filter", optarg);
+			break;
+		case 'N':
+			call_filter_add(dt->call_filter, CALL_FILTER_DROP, "--notrace", optarg);
+			break;
+		case OPT_EXCLUDE_LIB:
+			call_filter_add(dt->call_filter, CALL_FILTER_LIB, "--exclude-lib", optarg);
+			break;
+		case 'D':
+			dt->call_filter->max_depth = parse_depth(optarg);
+			break;
+		case OPT_MIN_TIME:
+			dt->call_filter->min_ns = parse_time("--min-time", optarg);
+			break;
 		case OPT_SITES:
 			dt->sites = true;
 			break;
@@ -309,6 +346,10 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		kt_usage_error("--format=%s writes a directory: give it with -o DIR", (*fmt)->name);
 	if ((*fmt)->flags & DTRACE_FMT_CALL_VIEW)
 		dt->mask |= KTRACE_GRP_func;
+	if (call_filter_active(dt->call_filter) && !((*fmt)->flags & DTRACE_FMT_CALLS))
+		kt_usage_error("-F, -N, -D, --min-time and --exclude-lib filter calls: "
+			       "give them with --calltree, --flat, --callgraph, --folded or "
+			       "--format=perfetto");
 }
 
 /* One file per CPU or thread: a big trace may need more than the default. */
@@ -408,6 +449,7 @@ int main(int argc, char **argv)
 {
 	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX };
 	struct machine_files mf = { 0 };
+	struct call_filter call_filter = { 0 };
 	const struct dtrace_format *fmt = &dtrace_text;
 	const char *output = NULL;
 	unsigned int flags = 0, jobs = default_jobs(), nr_inputs = 0;
@@ -416,6 +458,7 @@ int main(int argc, char **argv)
 	int ret, kept;
 
 	util_set_progname(argv[0]);
+	dt.call_filter = &call_filter;
 	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, &pager, argc, argv);
 	raise_file_limit();
 	/*
@@ -490,6 +533,7 @@ int main(int argc, char **argv)
 	free(dt.cpus);
 	free(dt.tids);
 	free(dt.pids);
+	call_filter_free(&call_filter);
 	free(inputs);
 	return ret;
 }
