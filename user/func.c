@@ -32,6 +32,7 @@
  * that hand the CFA and the return address to the C functions below.
  */
 #include "libktrace.h"
+#include "filter.h"
 
 #define KT_HOOK	__attribute__((visibility("default"))) KT_NOTRACE
 
@@ -58,6 +59,9 @@ KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
 {
 	uint64_t f = (uintptr_t)fn, c = (uintptr_t)site, lo, hi;
 
+	/* filters (filter.h): a call not recorded costs this */
+	if (kt_unlikely(kt_filter.on) && !kt_filter_enter(f))
+		return;
 	if (kt_unlikely((f | c) >> 48)) {
 		kt_func_wide(f, c);
 		return;
@@ -73,6 +77,8 @@ KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 {
 	uint64_t f = (uintptr_t)fn, w;
 
+	if (kt_unlikely(kt_filter.on) && !kt_filter_exit())
+		return;
 	/*
 	 * Only the low 32 bits of the function, wherever it is: the stack
 	 * pointer says which frame ends, the function's bits confirm it.
