@@ -52,7 +52,7 @@ for depth in 500 20000; do
 		l=$(secs build/tools/dtrace "$d"/trace.*)
 		t=$(secs build/tools/dtrace --calltree "$d"/trace.*)
 		f=$(secs build/tools/dtrace --flat "$d"/trace.*)
-		ft=$(secs build/tools/dtrace --calltree -N no_such_function -D 400 --min-time 1ns "$d"/trace.*)
+		ft=$(secs build/tools/dtrace --calltree -N no_such_function --depth 400 --min-time 1ns "$d"/trace.*)
 		echo "$l" >>"$W/list"; echo "$t" >>"$W/tree"; echo "$f" >>"$W/flat"
 		echo "$ft" >>"$W/filt"
 		awk -v t="$t" -v l="$l" 'BEGIN { printf "%.3f\n", t / l }' >>"$W/ratio"
@@ -63,7 +63,7 @@ for depth in 500 20000; do
 	echo "BENCH calls_d${depth}_calltree_us $(median <"$W/tree") us"
 	echo "BENCH calls_d${depth}_flat_us $(median <"$W/flat") us"
 	echo "BENCH calls_d${depth}_calltree_vs_listing $(median <"$W/ratio") x (target <= 3)"
-	echo "BENCH calls_d${depth}_filtered_calltree_us $(median <"$W/filt") us (-N, -D 400, --min-time: 2 replays)"
+	echo "BENCH calls_d${depth}_filtered_calltree_us $(median <"$W/filt") us (-N, --depth 400, --min-time: 2 replays)"
 	echo "BENCH calls_d${depth}_filtered_vs_listing $(median <"$W/fratio") x (target <= 3)"
 done
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * callfilter: the call views' filters (-F, -N, -D, --min-time,
+ * callfilter: the call views' filters (-F, -N, --depth, --min-time,
  * --exclude-lib), applied to the replay of calls.c, so that every call
  * view (--calltree, --flat, --callgraph, --folded, the Perfetto export)
  * shows the same calls:
@@ -8,7 +8,7 @@
  *   -F PAT          only the calls of functions matching PAT and their
  *                   callees, the outermost such call at depth 0
  *   -N PAT          not the calls of functions matching PAT, nor their callees
- *   -D N            only calls less than N deep (in what is shown)
+ *   --depth N       only calls less than N deep (in what is shown)
  *   --min-time T    only calls that last T or more (their callees are shorter)
  *   --exclude-lib L not the calls of functions in object L (base name, path
  *                   or pattern); their callees elsewhere are shown, under
@@ -28,7 +28,7 @@
 struct call_filter {
 	struct kt_funcpat *keep, *drop, *libs;	/* -F, -N, --exclude-lib */
 	unsigned int nr_keep, nr_drop, nr_libs;
-	unsigned int max_depth;			/* -D; 0: no limit */
+	unsigned int max_depth;			/* --depth; 0: no limit */
 	uint64_t min_ns;			/* --min-time; 0: none */
 };
 

@@ -87,7 +87,7 @@ struct dtrace {
 	bool tsc;		/* --tsc: raw time stamps */
 	bool absolute;		/* --absolute: wall clock time */
 	bool sites;		/* --sites: call sites in --calltree */
-	struct call_filter *call_filter;	/* -F, -N, -D, ...: the call views' (callfilter.h) */
+	struct call_filter *call_filter;	/* -F, -N, --depth, ...: the call views' (callfilter.h) */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */

@@ -51,6 +51,7 @@ enum {
 	OPT_NO_PAGER,
 	OPT_MIN_TIME,
 	OPT_EXCLUDE_LIB,
+	OPT_DEPTH,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -85,7 +86,7 @@ static const struct kt_option options[] = {
 	  "call views: only FUNC's calls and their callees (name, glob, /regex/)" },
 	{ "notrace", required_argument, 'N', "FUNC",
 	  "call views: not FUNC's calls, nor their callees" },
-	{ "depth", required_argument, 'D', "N", "call views: only calls less than N deep" },
+	{ "depth", required_argument, OPT_DEPTH, "N", "call views: only calls less than N deep" },
 	{ "min-time", required_argument, OPT_MIN_TIME, "TIME",
 	  "call views: only calls that last TIME or more (1us, 250ns)" },
 	{ "exclude-lib", required_argument, OPT_EXCLUDE_LIB, "OBJ",
@@ -286,7 +287,7 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_EXCLUDE_LIB:
 			call_filter_add(dt->call_filter, CALL_FILTER_LIB, "--exclude-lib", optarg);
 			break;
-		case 'D':
+		case OPT_DEPTH:
 			dt->call_filter->max_depth = parse_depth(optarg);
 			break;
 		case OPT_MIN_TIME:
@@ -347,7 +348,7 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 	if ((*fmt)->flags & DTRACE_FMT_CALL_VIEW)
 		dt->mask |= KTRACE_GRP_func;
 	if (call_filter_active(dt->call_filter) && !((*fmt)->flags & DTRACE_FMT_CALLS))
-		kt_usage_error("-F, -N, -D, --min-time and --exclude-lib filter calls: "
+		kt_usage_error("-F, -N, --depth, --min-time and --exclude-lib filter calls: "
 			       "give them with --calltree, --flat, --callgraph, --folded or "
 			       "--format=perfetto");
 }

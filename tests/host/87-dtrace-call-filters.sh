@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# dtrace's call view filters (-F, -N, -D, --min-time, --exclude-lib) on a
+# dtrace's call view filters (-F, -N, --depth, --min-time, --exclude-lib) on a
 # libktrace recording of tests/user/calls (threads, recursion, a shared
 # library, fork).  Ground truth: the unfiltered --calltree of the same
 # trace, filtered by a trivially correct model (tests/host/calltree-model.py:
@@ -65,11 +65,11 @@ same "keep glob" "-F worker*" "-F worker*"
 same "keep regex" "-F /^lib_/" "-F /^lib_/"
 same "drop" "-N fib" "-N fib"
 same "drop regex, two" "-N /^(fib|spawn)$/ -N check" "-N /^(fib|spawn)$/ -N check"
-same "depth" "-D 2" "-D 2"
+same "depth" "--depth 2" "-D 2"
 same "keep, depth" "-F worker --depth 2" "-F worker -D 2"
 same "keep, drop inside" "-F main -N run_threads" "-F main -N run_threads"
 same "library" "--exclude-lib libcalls.so" "${LIBFNS[*]}"
-same "library by glob, depth" "--exclude-lib libcalls* -D 3" "${LIBFNS[*]} -D 3"
+same "library by glob, depth" "--exclude-lib libcalls* --depth 3" "${LIBFNS[*]} -D 3"
 same "min time" "--min-time ${MIN_NS}ns" "--min-ns $MIN_NS"
 
 # 3. self times: -N hides fib; its time goes to its callers
@@ -80,7 +80,7 @@ check "-N: the self times add up to the unfiltered ones ($all us, $nofib us)" \
 	'awk -v a="$all" -v b="$nofib" "BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }"'
 
 # 4. usage errors
-for bad in "-F /[/" "-N ''" "-D 0" "-D x" "--min-time 3parsecs"; do
+for bad in "-F /[/" "-N ''" "--depth 0" "--depth x" "-D 2" "--min-time 3parsecs"; do
 	eval "set -- $bad"
 	"$DTRACE" --calltree "$@" "$D"/trace.* >/dev/null 2>"$TMP/bad.err"
 	rc=$?

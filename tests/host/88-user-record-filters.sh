@@ -96,8 +96,8 @@ same "-F target" "-F target"
 same "-F tar*" "-F target"
 same "-N noise" "-N noise"
 same "-N /^s/" "-N skip -N shared"
-same "--depth 2" "-D 2"
-same "-F target --depth 2" "-F target -D 2"
+same "--depth 2" "--depth 2"
+same "-F target --depth 2" "-F target --depth 2"
 same "-F target -N inner" "-F target -N inner"
 
 # 4. a pattern that matches nothing, said; the other still records
