@@ -12,6 +12,7 @@
 
 #include "amap.h"
 #include "calls.h"
+#include "callfilter.h"
 #include "util.h"
 
 enum rec_kind { REC_ENTRY, REC_EXIT, REC_TEXT, REC_LOST };
@@ -56,6 +57,7 @@ const char *const calls_repair_text[] = {
 
 struct calls {
 	struct sym_db *syms;
+	const struct call_filter *filter;	/* -F, -N, ...: NULL if none */
 	bool with_events;		/* the threads' other events too */
 	struct call_thread **by_file;	/* user streams' threads, by file index */
 	struct call_thread **sorted;
@@ -88,6 +90,7 @@ struct calls *calls_new(struct dtrace *dt, bool with_events)
 	struct calls *c = xcalloc(1, sizeof(*c));
 
 	c->syms = dt->syms;
+	c->filter = call_filter_active(dt->call_filter) ? dt->call_filter : NULL;
 	c->with_events = with_events;
 	c->nr_files = kt_merge_nr_files(dt->merge);
 	c->by_file = xcalloc(c->nr_files, sizeof(*c->by_file));
@@ -547,9 +550,7 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 	}
 }
 
-void calls_walk(struct calls *c, struct call_thread *t,
-		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
-		void *ctx)
+static void walk_thread(struct calls *c, struct call_thread *t, call_step_fn *step, void *ctx)
 {
 	struct walk w = { .c = c, .t = t, .step = step, .ctx = ctx };
 	struct walk dry = { .c = c, .t = t, .step = no_step };
@@ -573,6 +574,14 @@ void calls_walk(struct calls *c, struct call_thread *t,
 	free(w.stack);
 	free(w.top_of);
 	free(w.decides);
+}
+
+void calls_walk(struct calls *c, struct call_thread *t, call_step_fn *step, void *ctx)
+{
+	if (c->filter)
+		call_filter_walk(c->filter, c, t, walk_thread, step, ctx);
+	else
+		walk_thread(c, t, step, ctx);
 }
 
 void calls_add_totals(const struct calls *c, struct call_totals **totals, unsigned int *nr,

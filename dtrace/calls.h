@@ -89,7 +89,7 @@ bool calls_has_threads(const struct calls *c);
 /* The threads, in the order of their first event. */
 struct call_thread **calls_threads(struct calls *c, unsigned int *nr);
 
-/* Replay @t as balanced steps; @step gets each one. */
+/* Replay @t as balanced steps; @step gets each one, through dt->call_filter's filters. */
 void calls_walk(struct calls *c, struct call_thread *t,
 		void (*step)(void *ctx, struct call_thread *t, const struct call_step *s),
 		void *ctx);

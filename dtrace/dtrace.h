@@ -67,6 +67,7 @@ static inline void out_commit(struct outbuf *o, char *p)
 }
 
 struct calls;
+struct call_filter;
 
 /* What dtrace knows of each file, by its reader's index. */
 struct dtrace_file {
@@ -87,6 +88,7 @@ struct dtrace {
 	bool absolute;		/* --absolute: wall clock time */
 	bool sites;		/* --sites: call sites in --calltree */
 	struct report_opts *report;	/* --report's --sort, --per-thread, --diff */
+	struct call_filter *call_filter;	/* -F, -N, --depth, ...: the call views' (callfilter.h) */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */

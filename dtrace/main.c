@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "callfilter.h"
 #include "calls.h"
 #include "dtrace.h"
 #include "ksyms.h"
@@ -55,6 +56,9 @@ enum {
 	OPT_KALLSYMS,
 	OPT_IRQS,
 	OPT_NO_PAGER,
+	OPT_MIN_TIME,
+	OPT_EXCLUDE_LIB,
+	OPT_DEPTH,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -96,6 +100,15 @@ static const struct kt_option options[] = {
 	  "one line per call path, weighed by its calls" },
 	{ "folded-time", no_argument, OPT_FOLDED_TIME, NULL,
 	  "the same, weighed by self time in ns" },
+	{ "filter", required_argument, 'F', "FUNC",
+	  "call views: only FUNC's calls and their callees (name, glob, /regex/)" },
+	{ "notrace", required_argument, 'N', "FUNC",
+	  "call views: not FUNC's calls, nor their callees" },
+	{ "depth", required_argument, OPT_DEPTH, "N", "call views: only calls less than N deep" },
+	{ "min-time", required_argument, OPT_MIN_TIME, "TIME",
+	  "call views: only calls that last TIME or more (1us, 250ns)" },
+	{ "exclude-lib", required_argument, OPT_EXCLUDE_LIB, "OBJ",
+	  "call views: not the calls of functions in OBJ (libc.so.6, a path, a glob)" },
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
@@ -162,6 +175,16 @@ static uint64_t parse_time(const char *opt, const char *s)
 			return whole * units[i].ns + frac * units[i].ns / scale;
 bad:
 	kt_usage_error("bad time '%s' for %s: a number of us, or with ns, us, ms or s", s, opt);
+}
+
+static unsigned int parse_depth(const char *s)
+{
+	char *end;
+	unsigned long n = strtoul(s, &end, 10);
+
+	if (*s < '0' || *s > '9' || *end || n < 1 || n > 1000000)
+		kt_usage_error("bad depth '%s' for --depth (1-1000000)", s);
+	return n;
 }
 
 static unsigned int parse_jobs(const char *s)
@@ -293,6 +316,21 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_FOLDED_TIME:
 			*fmt = &dtrace_folded_time;
 			break;
+		case 'F':
+			call_filter_add(dt->call_filter, CALL_FILTER_KEEP, "--filter", optarg);
+			break;
+		case 'N':
+			call_filter_add(dt->call_filter, CALL_FILTER_DROP, "--notrace", optarg);
+			break;
+		case OPT_EXCLUDE_LIB:
+			call_filter_add(dt->call_filter, CALL_FILTER_LIB, "--exclude-lib", optarg);
+			break;
+		case OPT_DEPTH:
+			dt->call_filter->max_depth = parse_depth(optarg);
+			break;
+		case OPT_MIN_TIME:
+			dt->call_filter->min_ns = parse_time("--min-time", optarg);
+			break;
 		case OPT_SITES:
 			dt->sites = true;
 			break;
@@ -356,6 +394,10 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			       "from run to run");
 	if ((*fmt)->flags & DTRACE_FMT_CALL_VIEW)
 		dt->mask |= KTRACE_GRP_func;
+	if (call_filter_active(dt->call_filter) && !((*fmt)->flags & DTRACE_FMT_CALLS))
+		kt_usage_error("-F, -N, --depth, --min-time and --exclude-lib filter calls: "
+			       "give them with --calltree, --flat, --report, --callgraph, --folded "
+			       "or --format=perfetto");
 }
 
 /* One file per CPU or thread: a big trace may need more than the default. */
@@ -616,6 +658,7 @@ int main(int argc, char **argv)
 	struct report_opts report = { 0 };
 	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX, .report = &report };
 	struct machine_files mf = { 0 };
+	struct call_filter call_filter = { 0 };
 	const struct dtrace_format *fmt = &dtrace_text;
 	const char *output = NULL;
 	unsigned int flags = 0, jobs = default_jobs();
@@ -625,6 +668,7 @@ int main(int argc, char **argv)
 	int ret = 0, nr;
 
 	util_set_progname(argv[0]);
+	dt.call_filter = &call_filter;
 	parse_options(&dt, &fmt, &output, &flags, &jobs, &mf, &pager, argc, argv);
 	raise_file_limit();
 	if (report.old_path) {
@@ -662,6 +706,7 @@ int main(int argc, char **argv)
 	free(dt.cpus);
 	free(dt.tids);
 	free(dt.pids);
+	call_filter_free(&call_filter);
 	free(in.st);
 	return ret;
 }

@@ -614,6 +614,7 @@ static struct sym_func *resolve(struct module *m, uint64_t vaddr)
 		sprintf(hex, "%s+0x%llx", m->name, (unsigned long long)vaddr);
 		f = new_func(m->db, hex, NULL, 0);
 	}
+	f->object = m->path;
 	amap_put(&m->funcs, start, f);
 	return f;
 }

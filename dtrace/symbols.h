@@ -32,6 +32,7 @@ struct sym_func {
 	const char *file;	/* source file of its definition, NULL if unknown */
 	unsigned int line;
 	unsigned int id;	/* 0, 1, ... in the order first looked up */
+	const char *object;	/* path of the ELF file it is in, NULL if unknown */
 };
 
 struct sym_proc;

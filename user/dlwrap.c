@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "libktrace.h"
+#include "filter.h"
 
 #define KT_WRAP	__attribute__((visibility("default"))) KT_NOTRACE
 
@@ -40,6 +41,7 @@ KT_WRAP int dlclose(void *handle)
 	ret = real(handle);
 	saved_errno = errno;
 	kt_maps_library_change();
+	kt_filter_library_change();	/* another library may come at its addresses */
 	errno = saved_errno;
 	return ret;
 }

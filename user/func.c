@@ -32,6 +32,7 @@
  * that hand the CFA and the return address to the C functions below.
  */
 #include "libktrace.h"
+#include "filter.h"
 
 #define KT_HOOK	__attribute__((visibility("default"))) KT_NOTRACE
 
@@ -54,9 +55,10 @@ static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, 
 /* Called from the assembly below only: "used" keeps them. */
 #define KT_HOOK_BODY	KT_HIDDEN KT_NOTRACE __attribute__((used))
 
-KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
+static inline __attribute__((always_inline)) KT_NOTRACE void
+record_enter(uint64_t f, uint64_t c, uintptr_t sp)
 {
-	uint64_t f = (uintptr_t)fn, c = (uintptr_t)site, lo, hi;
+	uint64_t lo, hi;
 
 	if (kt_unlikely((f | c) >> 48)) {
 		kt_func_wide(f, c);
@@ -69,9 +71,10 @@ KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
 		  (uint32_t)hi, (uint32_t)(hi >> 32));
 }
 
-KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
+static inline __attribute__((always_inline)) KT_NOTRACE void
+record_exit(uint64_t f, void *site, uintptr_t sp, void *ret)
 {
-	uint64_t f = (uintptr_t)fn, w;
+	uint64_t w;
 
 	/*
 	 * Only the low 32 bits of the function, wherever it is: the stack
@@ -84,6 +87,56 @@ KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 	w = (uint32_t)f | (uint64_t)((uint32_t)sp | (ret != site)) << 32;
 	__asm__("" : "+r"(w));
 	kt_record(KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
+}
+
+/*
+ * With filters (filter.h), the hooks go through these: apart, so that
+ * without them the hooks' fast path keeps its registers (one load and a
+ * branch more), and a call not recorded costs its decision only (the
+ * recording, out of line, saves its registers only when it runs).
+ */
+static __attribute__((noinline)) KT_NOTRACE void record_enter_apart(uint64_t f, uint64_t c,
+								      uintptr_t sp)
+{
+	record_enter(f, c, sp);
+}
+
+static __attribute__((noinline)) KT_NOTRACE void record_exit_apart(uint64_t f, void *site,
+								     uintptr_t sp, void *ret)
+{
+	record_exit(f, site, sp, ret);
+}
+
+static __attribute__((noinline)) KT_NOTRACE void filtered_enter(uint64_t f, uint64_t c,
+								  uintptr_t sp)
+{
+	if (kt_filter_enter(f))
+		record_enter_apart(f, c, sp);
+}
+
+static __attribute__((noinline)) KT_NOTRACE void filtered_exit(uint64_t f, void *site,
+								 uintptr_t sp, void *ret)
+{
+	if (kt_filter_exit())
+		record_exit_apart(f, site, sp, ret);
+}
+
+KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
+{
+	if (kt_unlikely(kt_filter.on)) {
+		filtered_enter((uintptr_t)fn, (uintptr_t)site, sp);
+		return;
+	}
+	record_enter((uintptr_t)fn, (uintptr_t)site, sp);
+}
+
+KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
+{
+	if (kt_unlikely(kt_filter.on)) {
+		filtered_exit((uintptr_t)fn, site, sp, ret);
+		return;
+	}
+	record_exit((uintptr_t)fn, site, sp, ret);
 }
 
 #if defined(__x86_64__)

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "funcpat.h"
 #include "ktevents.h"
 #include "ktfile.h"
 #include "opts.h"
@@ -48,6 +49,8 @@
 #include "util.h"
 
 #define DRAIN_PERIOD_MS	5	/* a round at least this often: exits, new rings */
+
+enum { OPT_DEPTH = 256 };
 
 /* The one options table (lib/opts.h), as ktrace's and dtrace's */
 static const struct kt_option options[] = {
@@ -61,6 +64,12 @@ static const struct kt_option options[] = {
 	{ "list", no_argument, 'l', NULL, "list the groups and their events (for -e)" },
 	{ "drop", no_argument, 'D', NULL,
 	  "drop records when a ring is full instead of waiting" },
+	{ "filter", required_argument, 'F', "FUNC",
+	  "record only FUNC's calls and their callees (name, glob, /regex/)" },
+	{ "notrace", required_argument, 'N', "FUNC",
+	  "do not record FUNC's calls, nor their callees" },
+	{ "depth", required_argument, OPT_DEPTH, "N",
+	  "record only calls less than N deep (from the outermost -F call)" },
 	{ "help", no_argument, 'h', NULL, "show this help and exit" },
 	{ "version", no_argument, 'V', NULL, "show the version and exit" },
 };
@@ -151,6 +160,32 @@ static void set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) < 0)
 		die("setenv %s: %s", name, strerror(errno));
+}
+
+/*
+ * -F, -N: the library's variable @name gets @pattern, after a ';'; checked
+ * here (libktrace only warns) so that a mistake stops before anything runs.
+ */
+static void add_pattern(const char *name, const char *opt, const char *pattern)
+{
+	const char *old = getenv(name);
+	struct kt_funcpat p;
+	char err[256], *all;
+
+	if (strchr(pattern, ';'))
+		kt_usage_error("%s '%s': a pattern has no ';' (give the option again)",
+			       opt, pattern);
+	if (!kt_funcpat_compile(&p, pattern, err, sizeof(err)))
+		kt_usage_error("%s: %s", opt, err);
+	kt_funcpat_free(&p);
+	if (old && *old) {
+		all = xmalloc(strlen(old) + strlen(pattern) + 2);
+		sprintf(all, "%s;%s", old, pattern);
+		set_env(name, all);
+		free(all);
+	} else {
+		set_env(name, pattern);
+	}
 }
 
 /* The kernel's TSC rate, so that user and kernel files convert alike. */
@@ -792,6 +827,21 @@ int main(int argc, char **argv)
 		case 'D':
 			set_env("KTRACE_USER_DROP", "1");
 			break;
+		case 'F':
+			add_pattern("KTRACE_USER_FILTER", "--filter", optarg);
+			break;
+		case 'N':
+			add_pattern("KTRACE_USER_NOTRACE", "--notrace", optarg);
+			break;
+		case OPT_DEPTH: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > 1000000)
+				kt_usage_error("--depth %s: not a depth from 1 to 1000000", optarg);
+			set_env("KTRACE_USER_DEPTH", optarg);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;

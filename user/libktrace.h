@@ -46,6 +46,7 @@
 #define KT_HIDDEN	__attribute__((visibility("hidden")))
 #define KT_NOTRACE	__attribute__((no_instrument_function))
 #define kt_unlikely(x)	__builtin_expect(!!(x), 0)
+#define kt_likely(x)	__builtin_expect(!!(x), 1)
 #define kt_barrier()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 /*
@@ -105,7 +106,7 @@ size_t kt_fsize_room(off_t start, size_t len) KT_HIDDEN;
 void kt_say(const char *msg, int len) KT_HIDDEN;
 
 /* stream.c, for dlwrap.c: what a child needs to record as this process does */
-#define KT_ENV_MAX	5
+#define KT_ENV_MAX	8
 struct kt_env {
 	size_t nr;
 	char var[KT_ENV_MAX][PATH_MAX + 32];	/* NAME=value */

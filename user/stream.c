@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "libktrace.h"
+#include "filter.h"
 
 #define DEFAULT_DIR		"ktrace.data"
 #define DEFAULT_RECORDS		65536
@@ -1345,6 +1346,7 @@ KT_NOTRACE bool kt_tracing_env(struct kt_env *e)
 			 (unsigned long long)kt.records);
 	if (kt.drop)
 		snprintf(e->var[e->nr++], sizeof(e->var[0]), "KTRACE_USER_DROP=1");
+	e->nr += kt_filter_env(e->var + e->nr, KT_ENV_MAX - e->nr);
 	return true;
 }
 
