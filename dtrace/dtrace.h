@@ -18,6 +18,7 @@
 #include "ktevents.h"
 #include "ktfile.h"
 #include "merge.h"
+#include "probes.h"
 #include "symbols.h"
 #include "tasks.h"
 
@@ -95,6 +96,10 @@ struct dtrace {
 	uint64_t t0;		/* time stamp of the first event of the merge */
 	struct tasks *tasks;	/* names of the tasks, following the merge (NULL: --raw) */
 	struct sym_db *syms;	/* user streams' symbols (symbols.h) */
+	struct probes *probes;	/* BASE.probes (probes.h), NULL: none, or --raw */
+	const char *probes_expected;	/* where it was looked for, to say so once */
+	bool probes_warned;
+	struct latency_opts *latency;	/* --latency (latency.c) */
 	struct calls *calls;	/* the user threads' calls, for a DTRACE_FMT_CALLS format */
 	void *fmt_state;	/* the format's own, from its start() */
 	struct outbuf out;
@@ -117,6 +122,11 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 		       unsigned int width);
 /* Its text alone (not of a function call), as dtrace_put_event() says it. */
 char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e);
+/* The group:event of @code alone, as dtrace_put_event() names a kernel event. */
+char *dtrace_put_name(const struct dtrace *dt, char *p, uint32_t code, unsigned int width);
+/* @e's time as the listing's column says it: us, --tsc or --absolute. */
+char *dtrace_put_time(const struct dtrace *dt, char *p, struct outbuf *o,
+		      const struct dtrace_event *e);
 
 /*
  * An output format.  start(), if any, runs before the first event: what it
@@ -156,6 +166,14 @@ extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */
 extern const struct dtrace_format dtrace_ctf;		/* ctf.c */
 extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c */
+extern const struct dtrace_format dtrace_latency;	/* latency.c */
+
+/* --latency A,B, --key, --slowest: what latency.c pairs (parsed in its start()) */
+struct latency_opts {
+	const char *pair;	/* "A,B" as given */
+	const char *key;	/* a value name of both, NULL: the same thread */
+	unsigned int slowest;	/* pairs listed */
+};
 
 #define DTRACE_MAX_TIDS	(1u << 22)	/* PID_MAX_LIMIT: the bits of -p and -t */
 
