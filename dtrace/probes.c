@@ -315,7 +315,7 @@ char *probes_put_text(const struct probes *ps, char *p, const struct ktfile_even
 		} else if (pv->type == PROBE_STR) {
 			/* quoted: a quote or backslash in it is escaped */
 			*p++ = '"';
-			p = kt_escape(p, end - p - NUMBER_ROOM, str, v, KT_ESC_DOT);
+			p = kt_escape(p, end - p - NUMBER_ROOM, str, v, KT_ESC_QUOTED);
 			*p++ = '"';
 		} else if (pv->type == PROBE_HEX) {
 			p = ktev_put_hex(stpcpy(p, "0x"), v);
