@@ -266,8 +266,8 @@ static char *put_probe_hit(char *p, const struct probe *pr, const struct ktfile_
 		const struct probe_value *pv = &pr->values[i];
 		uint64_t v = 0;
 
-		if (!probe_value(pr, ev, i, &v, p) && pv->type == PROBE_STR)
-			v = 0;
+		/* a missing value stays 0, a missing string empty */
+		probe_value(pr, ev, i, &v, p);
 		if (pv->type == PROBE_STR) {
 			/* a NUL ends it: the bytes before the first are the string */
 			p += v;

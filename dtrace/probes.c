@@ -302,7 +302,8 @@ char *probes_put_text(const struct probes *ps, char *p, const struct ktfile_even
 		char str[KTRACE_PROBE_MAX_STR + 4];
 		uint64_t v;
 
-		if ((size_t)(end - p) < name_len + 2 + NUMBER_ROOM) {
+		/* room for it and for a " ..." after: what does not fit is cut */
+		if ((size_t)(end - p) < name_len + 5 + NUMBER_ROOM) {
 			p = stpcpy(p, i ? " ..." : "...");
 			break;
 		}
@@ -315,7 +316,7 @@ char *probes_put_text(const struct probes *ps, char *p, const struct ktfile_even
 		} else if (pv->type == PROBE_STR) {
 			/* quoted: a quote or backslash in it is escaped */
 			*p++ = '"';
-			p = kt_escape(p, end - p - NUMBER_ROOM, str, v, KT_ESC_QUOTED);
+			p = kt_escape(p, end - p - 8, str, v, KT_ESC_QUOTED);
 			*p++ = '"';
 		} else if (pv->type == PROBE_HEX) {
 			p = ktev_put_hex(stpcpy(p, "0x"), v);

@@ -18,6 +18,10 @@ only; the trace files' header from mktrace.py).
       Hits of enqueue_op and dequeue_op (keyed by a value tid, with
       --key), or of work and work%return by thread, random but seeded;
       DIR/expect is the report's numbers in the form `parse` prints.
+  probe-model.py bench N DIR
+      N pairs of enqueue_op/dequeue_op hits keyed by tid for
+      bench/dtrace-latency.sh, 64 in flight at any time: a long trace
+      whose pending pairs stay few (no model, written fast).
   probe-model.py parse < OUT
       dtrace --latency's report as "name value" lines (times in ns).
   probe-model.py check-listing|check-perfetto|check-ctf|check-summary DIR FILE
@@ -432,6 +436,37 @@ def latency(seed, d, keyed):
         f.write("\n".join(out) + "\n")
 
 
+def bench(n, d):
+    probes = [Probe(1, "entry", "OSD::enqueue_op", [("type", "u32"), ("tid", "u64")]),
+              Probe(2, "entry", "OSD::dequeue_op", [("tid", "u64"), ("cost", "s32")])]
+    rec = struct.Struct("<QIIII")
+    a, b, c = code(GRP_PROBE, 1), code(GRP_PROBE, 2), CONT | END
+    paths = [os.path.join(d, "t.cpu%d" % cpu) for cpu in (0, 1)]
+    for cpu, path in enumerate(paths):
+        write_trace(path, [], "--cpu", str(cpu))
+    out = [open(p, "ab") for p in paths]
+    for i in range(n + 64):
+        t = 1000 + 1000 * i
+        key = i * 2654435761 & 0xffffffffffff
+        f = out[i & 1]
+        if i < n:       # A of pair i: type, then the key's two words
+            f.write(rec.pack(t, a, 100 + i % 50, 0, 3) + rec.pack(t, c, 100 + i % 50,
+                                                                  key & 0xffffffff, key >> 32))
+        if i >= 64:     # B of pair i - 64, on the other CPU
+            j = i - 64
+            kj = j * 2654435761 & 0xffffffffffff
+            lat = 500 + (j * 7919) % 100000
+            tb = t + 1 + j * 7919 % 998     # before the next A of that file
+            out[(j + 1) & 1].write(rec.pack(tb, b, 200, 0, kj & 0xffffffff) +
+                                   rec.pack(tb, c, 200, kj >> 32, lat))
+    for f in out:
+        f.close()
+    with open(os.path.join(d, "t.probes"), "w") as f:
+        f.write("# ktrace probes 1\n")
+        for p in probes:
+            f.write("\n".join(p.lines()) + "\n")
+
+
 def ns(us):
     whole, frac = us.split(".")
     return int(whole) * 1000 + int(frac)
@@ -616,5 +651,7 @@ if __name__ == "__main__":
         decode(sys.argv[2])
     elif sys.argv[1] == "latency":
         latency(int(sys.argv[2]), sys.argv[3], "--key" in sys.argv[4:])
+    elif sys.argv[1] == "bench":
+        bench(int(sys.argv[2]), sys.argv[3])
     elif sys.argv[1] == "parse":
         parse()
