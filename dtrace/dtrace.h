@@ -145,7 +145,7 @@ struct dtrace_format {
 /*
  * event() may run on several threads at once (each with its own @o, in
  * batches whose output the pipeline puts in order): it changes no state,
- * and writes at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes an event.
+ * and writes at most DTRACE_EVENT_BOUND(e->ev) bytes an event.
  */
 #define DTRACE_FMT_PARALLEL	(1u << 0)
 /* Files of its own in the directory -o names (dt->output): @o is stdout. */
@@ -161,6 +161,10 @@ struct dtrace_format {
 
 /* a line's columns and text: a task column besides its text */
 #define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TASK_MAX + KTEV_TEXT_BOUND(nr_args))
+/* ... and of @ev's: a probe hit's values need not be in its records (probes.h) */
+#define DTRACE_EVENT_BOUND(ev)	(((ev)->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe ?	\
+				 192 + KTEV_TASK_MAX + PROBE_TEXT_MAX :			\
+				 DTRACE_LINE_BOUND((ev)->nr_args))
 
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */

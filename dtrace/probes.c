@@ -17,6 +17,7 @@
 #define LINE_MAX_BYTES	4096	/* a longer line is not ktrace's */
 #define FIELDS_MAX	7	/* of a probe line */
 #define SHOWN_NAME_MAX	200	/* of a name escaped: longer ones are cut */
+#define SHOWN_VALUE_MAX	128	/* of a value's name escaped */
 
 static const struct { char name[4]; uint8_t type; } type_prefixes[] = {
 	{ "u", PROBE_UNSIGNED }, { "s", PROBE_SIGNED }, { "x", PROBE_HEX },
@@ -165,7 +166,8 @@ static void parse_value(struct probes *ps, struct probes_file *pf, char **f, uns
 	for (unsigned int i = 0; i < idx; i++)
 		if (!strcmp(pr->values[i].name, v->name))
 			bad_line(pf, "probe %u has two values named '%s'", id, v->name);
-	v->shown = kt_escape_dup(v->name, SIZE_MAX, KT_ESC_TEXT);
+	v->shown = xmalloc(SHOWN_VALUE_MAX + 1);
+	*kt_escape(v->shown, SHOWN_VALUE_MAX, v->name, SIZE_MAX, KT_ESC_TEXT) = '\0';
 	pr->nr_values++;
 }
 
@@ -337,7 +339,7 @@ char *probes_put_event(const struct probes *ps, char *p, const struct ktfile_eve
 
 	p = probes_put_name(ps, p, ev->code, width);
 	*p++ = ' ';
-	return probes_put_text(ps, p, ev, PROBE_TEXT_BOUND(ev->nr_args) - (p - start));
+	return probes_put_text(ps, p, ev, PROBE_TEXT_MAX - (p - start));
 }
 
 bool probe_matches(const struct probe *pr, const char *name)

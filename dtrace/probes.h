@@ -85,10 +85,13 @@ uint32_t probe_missing(const struct probe *pr, const struct ktfile_event *ev);
 
 /*
  * "probe:NAME" of @code padded to @width, "probe:ID" if @ps lacks it;
- * its text, "f1=V1 f2=V2" or the words in hex.  Together at most
- * PROBE_TEXT_BOUND(nr_args) bytes (values that would not fit are "...").
+ * its text, "f1=V1 f2=V2" or the record's words.  Together at most
+ * PROBE_TEXT_MAX bytes whatever the hit's records, a lost CONT record's
+ * too: a name shown is at most 213 bytes, a value's 128, and the values
+ * are 32 words: 16 x (130 + 21) and 512 for strings escaped (4 bytes a
+ * byte at most) come to 3174 (values that would not fit are "...").
  */
-#define PROBE_TEXT_BOUND(nr_args)	(384 + 32 * (nr_args))
+#define PROBE_TEXT_MAX		4096
 char *probes_put_name(const struct probes *ps, char *p, uint32_t code, unsigned int width);
 char *probes_put_text(const struct probes *ps, char *p, const struct ktfile_event *ev,
 		      size_t room);

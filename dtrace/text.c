@@ -76,7 +76,7 @@ char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_even
 	struct ktev_ctx ctx = event_ctx(dt, e);
 
 	if ((e->ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)
-		return probes_put_text(dt->probes, p, e->ev, PROBE_TEXT_BOUND(e->ev->nr_args));
+		return probes_put_text(dt->probes, p, e->ev, PROBE_TEXT_MAX);
 
 	return sym_put_text(p, dt->files[e->file].proc, e->ev, &ctx);
 }

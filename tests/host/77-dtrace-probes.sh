@@ -75,6 +75,25 @@ dt --probes nonexistent.probes $CPUS
 check "--probes with a file that is not there: an error naming it" \
 	'[ $rc -eq 1 ] && grep -q "^dtrace: nonexistent.probes: No such file" err'
 
+# --- the longest hit: 16 values of 64-byte names, 32 words ---------------------------
+{
+	printf 'probe\t7\tentry\t-\t0x10\t/bin/x\t%s\n' "$(printf 'N%.0s' $(seq 256))"
+	for i in $(seq 10 23); do
+		printf 'value\t7\t%d\tu64\t%s%d\n' $((i - 10)) "$(printf 'v%.0s' $(seq 62))" $i
+	done
+	for i in 14 15; do
+		printf 'value\t7\t%d\tstr8\t%s%d\n' $i "$(printf 's%.0s' $(seq 62))" $i
+	done
+} >big.probes
+recs="100:$(((1 << 18) | (7 << 24))):0:0xffffffff"
+for i in $(seq 0 15); do
+	recs="$recs 100:$(((1 << 22) | (i << 24) | (i == 15 ? 1 << 23 : 0))):0xffffffff:0xffffffff"
+done
+$MKTRACE big.cpu0 $recs
+dt --probes big.probes -j 2 big.cpu0
+check "the longest hit prints whole, on worker threads too" \
+	'[ $rc -eq 0 ] && [ "$(wc -l <out)" -eq 1 ] && grep -q "probe:N\{200\} .*v\{62\}23=18446744073709551615 s\{62\}14=\"\\\\xff" out'
+
 # --- a hostile BASE.probes ---------------------------------------------------------
 P=$(printf 'probe\t1\tentry\t-\t0x10\t/bin/x\tf')
 bad() {
