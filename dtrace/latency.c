@@ -410,10 +410,10 @@ static void latency_end(struct dtrace *dt, struct outbuf *o)
 	if (lt->lost)
 		out_printf(o, "%-12s %14llu  records lost in the trace: pairs may be missing\n",
 			   "lost", (unsigned long long)lt->lost);
-	if (lt->pairs) {
+	if (lt->pairs)
 		put_histogram(lt, o);
+	if (lt->nr_slowest)
 		put_slowest(dt, lt, o);
-	}
 	for (size_t i = 0; i < lt->pending.cap; i++)
 		if (lt->pending.keys[i])
 			free(lt->pending.vals[i]);

@@ -31,6 +31,9 @@ check "each of the slowest pairs is in the listing: times, threads, key" \
 dt --latency enqueue_op,dequeue_op --key tid -j 1 k1/t.cpu0 k1/t.cpu1
 check "the default lists 10 pairs" \
 	'[ "$(sed -n "/^slowest/,\$p" out | grep -c " tid=")" -eq 10 ] && grep -q "^slowest 10 pairs" out'
+dt --latency enqueue_op,dequeue_op --key tid --slowest 0 k1/t.cpu0 k1/t.cpu1
+check "--slowest 0: the report without the list" \
+	'[ $rc -eq 0 ] && ! grep -q "^slowest" out && grep -q "^pairs " out && grep -q "^\[" out'
 dt --latency enqueue_op,dequeue_op --key tid --tsc --slowest 1 k1/t.cpu0 k1/t.cpu1
 a_tsc=$(awk '/^slowest/ { getline; getline; print $2 }' out)
 check "--tsc: the slowest pair's A time is its hit's time stamp" \
