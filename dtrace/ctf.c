@@ -18,11 +18,15 @@
  * all its arguments.  Lost records are a "meta:lost" event with the count,
  * and the packet that ends with it has them in events_discarded (the
  * number lost so far in the stream), which readers report as discarded
- * events.  A user event its program named (symbols.h) is of an event class
+ * events.  A probe hit of a probe BASE.probes defines is of an event class
+ * "probe:NAME" (CPU streams) with its missing mask and its values, named
+ * as the probe's values (made identifiers: "op.type" is op_type) and of
+ * their types; a value that is missing is zero or empty, its bit set.  A user event its program named (symbols.h) is of an event class
  * of that name, "user:work", with the table's fields: as the listing names it.
  *
  * Memory is one packet per stream; packets go out as they fill.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -78,9 +82,16 @@ struct ctf {
 	struct fields *fields;		/* the event table's, by index */
 	struct ctf_named *named;	/* classes ID_TABLE + ktev_nr_events + i */
 	unsigned int nr_named;
+	uint32_t probe_class[KTRACE_PROBE_MAX_ID + 1];	/* by probe id, 0: none */
 };
 
 static char *put32(char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+static char *put16(char *p, uint16_t v)
 {
 	memcpy(p, &v, sizeof(v));
 	return p + sizeof(v);
@@ -174,6 +185,106 @@ static void put_named_events(const struct ctf *ctf, FILE *f)
 	}
 }
 
+/* @s made an identifier: letters, digits and '_'; returns its length. */
+static size_t make_ident(const char *s, char *name, size_t size)
+{
+	size_t n = 0;
+
+	if (*s >= '0' && *s <= '9')
+		name[n++] = 'v';
+	for (; *s && n < size - 1; s++)
+		name[n++] = isalnum((unsigned char)*s) || *s == '_' ? *s : '_';
+	name[n] = '\0';
+	return n;
+}
+
+/*
+ * Probe value @i's field name; one that another value (or the mask) gets
+ * too takes the value's index: "a.b" and "a_b" are a_b_0 and a_b_1.
+ */
+static void probe_field_name(const struct probe *pr, unsigned int i, char *name, size_t size)
+{
+	size_t n = make_ident(pr->values[i].name, name, size - 8);
+
+	for (unsigned int j = 0; j <= pr->nr_values; j++) {
+		char other[PROBE_VALUE_NAME_MAX + 8] = "missing";
+
+		if (j == i)
+			continue;
+		if (j < pr->nr_values)
+			make_ident(pr->values[j].name, other, sizeof(other) - 8);
+		if (!strcmp(other, name)) {
+			snprintf(name + n, 8, "_%u", i % 100);
+			return;
+		}
+	}
+}
+
+static const char *const probe_types[][5] = {
+	[PROBE_UNSIGNED] = { "", "uint8_t", "uint16_t", "", "uint32_t" },
+	[PROBE_SIGNED] = { "", "int8_t", "int16_t", "", "int32_t" },
+	[PROBE_HEX] = { "", "xint8_t", "xint16_t", "", "xint32_t" },
+};
+
+/* The event classes of the probes BASE.probes defines, in the CPU streams. */
+static void put_probe_events(struct ctf *ctf, FILE *f, const struct probes *ps)
+{
+	uint32_t id = ID_TABLE + ktev_nr_events + ctf->nr_named;
+
+	for (unsigned int pid = 1; ps && pid <= KTRACE_PROBE_MAX_ID; pid++) {
+		const struct probe *pr = ps->by_id[pid];
+
+		if (!pr)
+			continue;
+		ctf->probe_class[pid] = id;
+		fprintf(f, "event {\n\tname = ");
+		put_string(f, pr->shown, strlen(pr->shown));
+		fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
+			"\t\txint32_t _missing;\n", id++);
+		for (unsigned int i = 0; i < pr->nr_values; i++) {
+			const struct probe_value *pv = &pr->values[i];
+			char name[PROBE_VALUE_NAME_MAX + 16];
+
+			probe_field_name(pr, i, name, sizeof(name));
+			if (pv->type == PROBE_STR)
+				fprintf(f, "\t\tstring _%s;\n", name);
+			else if (pv->size == 8)
+				fprintf(f, "\t\t%s _%s;\n", pv->type == PROBE_SIGNED ? "int64_t" :
+					pv->type == PROBE_HEX ? "xint64_t" : "uint64_t", name);
+			else
+				fprintf(f, "\t\t%s _%s;\n", probe_types[pv->type][pv->size], name);
+		}
+		fprintf(f, "\t};\n};\n\n");
+	}
+}
+
+/* A probe hit: the mask, then each value at its size, a string up to its NUL. */
+static char *put_probe_hit(char *p, const struct probe *pr, const struct ktfile_event *ev)
+{
+	p = put32(p, probe_missing(pr, ev));
+	for (unsigned int i = 0; i < pr->nr_values; i++) {
+		const struct probe_value *pv = &pr->values[i];
+		uint64_t v = 0;
+
+		/* a missing value stays 0, a missing string empty */
+		probe_value(pr, ev, i, &v, p);
+		if (pv->type == PROBE_STR) {
+			/* a NUL ends it: the bytes before the first are the string */
+			p += v;
+			*p++ = '\0';
+		} else if (pv->size == 1) {
+			*p++ = v;
+		} else if (pv->size == 2) {
+			p = put16(p, v);
+		} else if (pv->size == 4) {
+			p = put32(p, v);
+		} else {
+			p = put64(p, v);
+		}
+	}
+	return p;
+}
+
 /* The classes of the user events @s's program named (those the table has). */
 static void find_named(struct ctf *ctf, struct ctf_stream *s, struct sym_proc *proc)
 {
@@ -198,7 +309,8 @@ static void find_named(struct ctf *ctf, struct ctf_stream *s, struct sym_proc *p
 	}
 }
 
-static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
+static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref,
+			   const struct probes *probes)
 {
 	const struct ktfile_header *h = &ref->hdr;
 	uint64_t hz = h->tsc_hz, real_s = h->ref_real_ns / 1000000000;
@@ -221,6 +333,12 @@ static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
 		die("%s: %s", path, strerror(errno));
 	fprintf(f, "/* CTF 1.8 */\n\n"
 		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+		"typealias integer { size = 8; align = 8; signed = true; } := int8_t;\n"
+		"typealias integer { size = 8; align = 8; signed = false; base = 16; } := xint8_t;\n"
+		"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+		"typealias integer { size = 16; align = 8; signed = true; } := int16_t;\n"
+		"typealias integer { size = 16; align = 8; signed = false; base = 16; } := xint16_t;\n"
+		"typealias integer { size = 64; align = 8; signed = true; } := int64_t;\n"
 		"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 		"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
 		"typealias integer { size = 32; align = 8; signed = false; base = 16; } := xint32_t;\n"
@@ -261,6 +379,7 @@ static void write_metadata(struct ctf *ctf, const struct ktfile_reader *ref)
 	put_events(ctf, f, 0);
 	put_events(ctf, f, 1);
 	put_named_events(ctf, f);
+	put_probe_events(ctf, f, probes);
 	if (ferror(f) | fclose(f))
 		die("%s: write error", path);
 }
@@ -302,7 +421,7 @@ static void open_streams(struct ctf *ctf, struct dtrace *dt)
 			find_named(ctf, s, dt->files[i].proc);
 	}
 	make_uuid(ctf, dt);
-	write_metadata(ctf, ref ? ref : kt_merge_file(dt->merge, 0));
+	write_metadata(ctf, ref ? ref : kt_merge_file(dt->merge, 0), dt->probes);
 }
 
 /*
@@ -436,6 +555,7 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	const struct ktfile_event *ev = e->ev;
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(ctf->fields, d) : NULL;
+	const struct probe *probe = probes_get(dt->probes, ev->code);
 	struct ctf_stream *s;
 	bool is_lost;
 	uint64_t lost = 0;
@@ -451,6 +571,8 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	is_lost = ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost);
 	if (is_lost) {
 		p = put32(p, ID_LOST);
+	} else if (probe && !s->user && ctf->probe_class[probe->id]) {
+		p = put32(p, ctf->probe_class[probe->id]);
 	} else if (fs && fs->nr_args == ev->nr_args) {
 		bool named = s->named && (ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_user &&
 			     s->named[KTRACE_SUB(ev->code)];
@@ -465,6 +587,8 @@ static void ctf_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_e
 	p = put_comm(p, e);
 	if (is_lost) {
 		p = put64(p, lost);
+	} else if (probe && !s->user && ctf->probe_class[probe->id]) {
+		p = put_probe_hit(p, probe, ev);
 	} else if (fs) {
 		for (unsigned int i = 0; i < fs->nr; i++) {
 			const struct field *f = &fs->f[i];

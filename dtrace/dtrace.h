@@ -18,6 +18,7 @@
 #include "ktevents.h"
 #include "ktfile.h"
 #include "merge.h"
+#include "probes.h"
 #include "symbols.h"
 #include "tasks.h"
 
@@ -98,6 +99,10 @@ struct dtrace {
 	uint64_t t0;		/* time stamp of the first event of the merge */
 	struct tasks *tasks;	/* names of the tasks, following the merge (NULL: --raw) */
 	struct sym_db *syms;	/* user streams' symbols (symbols.h) */
+	struct probes *probes;	/* BASE.probes (probes.h), NULL: none, or --raw */
+	const char *probes_expected;	/* where it was looked for, to say so once */
+	bool probes_warned;
+	struct latency_opts *latency;	/* --latency (latency.c) */
 	struct calls *calls;	/* the user threads' calls, for a DTRACE_FMT_CALLS format */
 	void *fmt_state;	/* the format's own, from its start() */
 	struct outbuf out;
@@ -120,6 +125,11 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 		       unsigned int width);
 /* Its text alone (not of a function call), as dtrace_put_event() says it. */
 char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_event *e);
+/* The group:event of @code alone, as dtrace_put_event() names a kernel event. */
+char *dtrace_put_name(const struct dtrace *dt, char *p, uint32_t code, unsigned int width);
+/* @e's time as the listing's column says it: us, --tsc or --absolute. */
+char *dtrace_put_time(const struct dtrace *dt, char *p, struct outbuf *o,
+		      const struct dtrace_event *e);
 
 /*
  * An output format.  start(), if any, runs before the first event: what it
@@ -138,7 +148,7 @@ struct dtrace_format {
 /*
  * event() may run on several threads at once (each with its own @o, in
  * batches whose output the pipeline puts in order): it changes no state,
- * and writes at most DTRACE_LINE_BOUND(e->ev->nr_args) bytes an event.
+ * and writes at most DTRACE_EVENT_BOUND(e->ev) bytes an event.
  */
 #define DTRACE_FMT_PARALLEL	(1u << 0)
 /* Files of its own in the directory -o names (dt->output): @o is stdout. */
@@ -154,12 +164,24 @@ struct dtrace_format {
 
 /* a line's columns and text: a task column besides its text */
 #define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TASK_MAX + KTEV_TEXT_BOUND(nr_args))
+/* ... and of @ev's: a probe hit's values need not be in its records (probes.h) */
+#define DTRACE_EVENT_BOUND(ev)	(((ev)->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe ?	\
+				 192 + KTEV_TASK_MAX + PROBE_TEXT_MAX :			\
+				 DTRACE_LINE_BOUND((ev)->nr_args))
 
 extern const struct dtrace_format dtrace_text;		/* text.c */
 extern const struct dtrace_format dtrace_summary;	/* summary.c */
 extern const struct dtrace_format dtrace_ctf;		/* ctf.c */
 extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c: JSON */
 extern const struct dtrace_format dtrace_perfetto_pb;	/* perfetto_pb.c: protobuf */
+extern const struct dtrace_format dtrace_latency;	/* latency.c */
+
+/* --latency A,B, --key, --slowest: what latency.c pairs (parsed in its start()) */
+struct latency_opts {
+	const char *pair;	/* "A,B" as given */
+	const char *key;	/* a value name of both, NULL: the same thread */
+	unsigned int slowest;	/* pairs listed */
+};
 
 #define DTRACE_MAX_TIDS	(1u << 22)	/* PID_MAX_LIMIT: the bits of -p and -t */
 

@@ -55,6 +55,10 @@ enum {
 	OPT_RAW,
 	OPT_KALLSYMS,
 	OPT_IRQS,
+	OPT_PROBES,
+	OPT_LATENCY,
+	OPT_KEY,
+	OPT_SLOWEST,
 	OPT_NO_PAGER,
 	OPT_MIN_TIME,
 	OPT_EXCLUDE_LIB,
@@ -121,6 +125,15 @@ static const struct kt_option options[] = {
 	  "kernel symbols (default: BASE.kallsyms beside BASE.cpuN)" },
 	{ "irqs", required_argument, OPT_IRQS, "FILE",
 	  "irq names, /proc/interrupts (default: BASE.irqs beside BASE.cpuN)" },
+	{ "probes", required_argument, OPT_PROBES, "FILE",
+	  "probe names and values (default: BASE.probes beside BASE.cpuN)" },
+	{ "latency", required_argument, OPT_LATENCY, "A,B",
+	  "time from each hit of probe A to its hit of B: percentiles,\n"
+	  "histogram, slowest pairs (B may be NAME%return)" },
+	{ "key", required_argument, OPT_KEY, "VALUE",
+	  "with --latency: pair A and B by this value of both (default: thread)" },
+	{ "slowest", required_argument, OPT_SLOWEST, "N",
+	  "with --latency: list the N slowest pairs (default 10)" },
 	{ "tsc", no_argument, OPT_TSC, NULL, "raw time stamps" },
 	{ "absolute", no_argument, OPT_ABSOLUTE, NULL,
 	  "wall clock time (local) from the files' reference" },
@@ -234,6 +247,18 @@ static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
 	return bits;
 }
 
+#define LATENCY_SLOWEST	10
+
+static unsigned int parse_slowest(const char *s)
+{
+	char *end;
+	unsigned long n = strtoul(s, &end, 10);
+
+	if (*s < '0' || *s > '9' || *end || n > 10000)
+		kt_usage_error("bad number of pairs '%s' for --slowest (0-10000)", s);
+	return n;
+}
+
 static const struct dtrace_format *parse_format(const char *s)
 {
 	static const struct dtrace_format *const formats[] = {
@@ -254,8 +279,9 @@ static const struct dtrace_format *parse_format(const char *s)
 
 /* What the trace saved of its machine (ktrace record.c): kallsyms and irqs. */
 struct machine_files {
-	const char *kallsyms, *irqs;	/* given: --kallsyms, --irqs, or as files */
-	char *found_kallsyms, *found_irqs;	/* found beside the trace files */
+	const char *kallsyms, *irqs, *probes;	/* given: --kallsyms, --irqs, --probes, or as files */
+	char *found_kallsyms, *found_irqs, *found_probes;	/* found beside the trace files */
+	char *expected_probes;	/* where BASE.probes was looked for, not found */
 };
 
 static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
@@ -346,6 +372,19 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_IRQS:
 			mf->irqs = optarg;
 			break;
+		case OPT_PROBES:
+			mf->probes = optarg;
+			break;
+		case OPT_LATENCY:
+			*fmt = &dtrace_latency;
+			dt->latency->pair = optarg;
+			break;
+		case OPT_KEY:
+			dt->latency->key = optarg;
+			break;
+		case OPT_SLOWEST:
+			dt->latency->slowest = parse_slowest(optarg);
+			break;
 		case OPT_TSC:
 			dt->tsc = true;
 			break;
@@ -398,6 +437,19 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		kt_usage_error("-F, -N, --depth, --min-time and --exclude-lib filter calls: "
 			       "give them with --calltree, --flat, --report, --callgraph, --folded "
 			       "or --format=perfetto");
+	if ((dt->latency->key || dt->latency->slowest != LATENCY_SLOWEST) &&
+	    *fmt != &dtrace_latency)
+		kt_usage_error("--key and --slowest go with --latency");
+	if (*fmt == &dtrace_latency) {
+		const char *comma = strchr(dt->latency->pair, ',');
+
+		if (!comma || comma == dt->latency->pair || !comma[1] || strchr(comma + 1, ','))
+			kt_usage_error("bad --latency '%s': two probe names, A,B",
+				       dt->latency->pair);
+		if (dt->decode.raw)
+			kt_usage_error("--latency names probes: not with --raw");
+		dt->mask |= KTRACE_GRP_probe;
+	}
 }
 
 /* One file per CPU or thread: a big trace may need more than the default. */
@@ -442,10 +494,13 @@ static bool has_suffix(const char *s, const char *suffix)
 
 /*
  * BASE.SUFFIX beside the first CPU trace file named BASE.cpuN that has
- * one, or NULL.
+ * one, or NULL; then *@expected (if given) is where it was first looked
+ * for, or NULL.
  */
-static char *find_beside(struct dtrace *dt, const char *suffix)
+static char *find_beside(struct dtrace *dt, const char *suffix, char **expected)
 {
+	if (expected)
+		*expected = NULL;
 	for (unsigned int i = 0; i < kt_merge_nr_files(dt->merge); i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
 		const char *dot = strrchr(f->path, '.');
@@ -460,9 +515,17 @@ static char *find_beside(struct dtrace *dt, const char *suffix)
 		path = xmalloc(base + strlen(suffix) + 1);
 		memcpy(path, f->path, base);
 		strcpy(path + base, suffix);
-		if (lstat(path, &st) == 0)
+		if (lstat(path, &st) == 0) {
+			if (expected) {
+				free(*expected);
+				*expected = NULL;
+			}
 			return path;
-		free(path);
+		}
+		if (expected && !*expected)
+			*expected = path;
+		else
+			free(path);
 	}
 	return NULL;
 }
@@ -477,7 +540,7 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 	if (dt->decode.raw)
 		return;
 	if (!mf->kallsyms)
-		mf->kallsyms = mf->found_kallsyms = find_beside(dt, ".kallsyms");
+		mf->kallsyms = mf->found_kallsyms = find_beside(dt, ".kallsyms", NULL);
 	if (mf->kallsyms) {
 		dt->decode.ksyms = ksyms_load(mf->kallsyms);
 		if (!dt->decode.ksyms && mf->kallsyms != mf->found_kallsyms)
@@ -485,12 +548,19 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 		pr_debug("%s: %zu text symbols", mf->kallsyms, ksyms_count(dt->decode.ksyms));
 	}
 	if (!mf->irqs)
-		mf->irqs = mf->found_irqs = find_beside(dt, ".irqs");
+		mf->irqs = mf->found_irqs = find_beside(dt, ".irqs", NULL);
 	if (mf->irqs) {
 		dt->decode.irqs = irq_names_load(mf->irqs);
 		if (!dt->decode.irqs && mf->irqs != mf->found_irqs)
 			die("%s: no irq names", mf->irqs);
 	}
+	/* a bad BASE.probes is an error even where found: hits would print wrong */
+	if (!mf->probes)
+		mf->probes = mf->found_probes = find_beside(dt, ".probes", &mf->expected_probes);
+	if (mf->probes)
+		dt->probes = probes_load(mf->probes);
+	else
+		dt->probes_expected = mf->expected_probes;
 }
 
 static int no_dot(const struct dirent *d)
@@ -578,6 +648,9 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 		} else if (has_suffix(paths[i], ".irqs")) {
 			if (!mf->irqs)
 				mf->irqs = mf->found_irqs = xstrdup(paths[i]);
+		} else if (has_suffix(paths[i], ".probes")) {
+			if (!mf->probes)
+				mf->probes = mf->found_probes = xstrdup(paths[i]);
 		} else if (!has_suffix(paths[i], ".maps")) {
 			traces[kept++] = paths[i];
 		}
@@ -605,6 +678,8 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 		add_input(in, mf->kallsyms);
 	if (mf->irqs)
 		add_input(in, mf->irqs);
+	if (mf->probes)
+		add_input(in, mf->probes);
 	/* the map files dtrace finds beside the user streams are inputs too */
 	for (unsigned int i = 0; i < kt_merge_nr_files(dt->merge); i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
@@ -626,8 +701,13 @@ static void close_trace(struct dtrace *dt, struct machine_files *mf)
 	irq_names_free((struct irq_names *)dt->decode.irqs);
 	dt->decode.ksyms = NULL;
 	dt->decode.irqs = NULL;
+	probes_free(dt->probes);
+	dt->probes = NULL;
+	dt->probes_expected = NULL;
 	free(mf->found_kallsyms);
 	free(mf->found_irqs);
+	free(mf->found_probes);
+	free(mf->expected_probes);
 }
 
 /*
@@ -638,7 +718,8 @@ static int read_old_trace(struct dtrace *dt, const struct dtrace_format *fmt,
 			  unsigned int flags, const struct machine_files *given,
 			  struct inputs *in)
 {
-	struct machine_files mf = { .kallsyms = given->kallsyms, .irqs = given->irqs };
+	struct machine_files mf = { .kallsyms = given->kallsyms, .irqs = given->irqs,
+				    .probes = given->probes };
 	int nr, ret;
 	char **paths = expand_dirs((char **)&dt->report->old_path, 1, &nr);
 
@@ -656,7 +737,9 @@ static int read_old_trace(struct dtrace *dt, const struct dtrace_format *fmt,
 int main(int argc, char **argv)
 {
 	struct report_opts report = { 0 };
-	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX, .report = &report };
+	struct latency_opts latency = { .slowest = LATENCY_SLOWEST };
+	struct dtrace dt = { .mask = KTRACE_GROUP_MASK, .to_ns = UINT64_MAX, .report = &report,
+			     .latency = &latency };
 	struct machine_files mf = { 0 };
 	struct call_filter call_filter = { 0 };
 	const struct dtrace_format *fmt = &dtrace_text;

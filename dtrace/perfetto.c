@@ -324,16 +324,49 @@ static void call_step(void *ctx, struct call_thread *t, const struct call_step *
 	}
 }
 
+/* A probe hit's values: numbers, strings, null where missing (probes.h). */
+static void put_probe_fields(struct outbuf *o, const struct probe *pr,
+			     const struct ktfile_event *ev)
+{
+	char *p = put_lit(out_reserve(o), ",\"fields\":{");
+
+	for (unsigned int i = 0; i < pr->nr_values; i++) {
+		const struct probe_value *pv = &pr->values[i];
+		char str[KTRACE_PROBE_MAX_STR + 4];
+		uint64_t v;
+
+		out_commit(o, p);
+		p = out_reserve(o);
+		if (i)
+			*p++ = ',';
+		p = put_str(p, pv->name, PROBE_VALUE_NAME_MAX);
+		*p++ = ':';
+		if (!probe_value(pr, ev, i, &v, str))
+			p = put_lit(p, "null");
+		else if (pv->type == PROBE_STR)
+			p = put_str(p, str, v);
+		else if (pv->type == PROBE_SIGNED && (int64_t)v < 0 && -v < (1ull << 53))
+			p = ktev_put_u64(put_lit(p, "-"), -v);
+		/* numbers past 2^53 would lose digits in JSON readers */
+		else if (pv->type == PROBE_HEX || v >> 53)
+			p = put_hex_str(p, v);
+		else
+			p = ktev_put_u64(p, v);
+	}
+	out_commit(o, put_lit(p, "}"));
+}
+
 /* Any other event: an instant with the text and the fields. */
 static void put_event(struct pf *pf, struct outbuf *o, const struct dtrace_event *e,
-		      const char *event)
+		      const char *event, const struct probe *probe)
 {
 	const struct ktfile_event *ev = e->ev;
 	const struct pf_file *f = &pf->files[e->file];
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(pf->fields, d) : NULL;
-	const char *text = strchr(event, ' ');
-	char name[KTEV_NAME_MAX + 64], *p;
+	/* a probe's name may have spaces (C++): its length is the table's */
+	const char *text = probe ? event + strlen(probe->shown) : strchr(event, ' ');
+	char name[KTEV_NAME_MAX + 256], *p;
 	uint32_t pid = f->pid, tid = f->tid;
 	size_t len;
 
@@ -387,6 +420,10 @@ static void put_event(struct pf *pf, struct outbuf *o, const struct dtrace_event
 			}
 		}
 		*p++ = '}';
+	} else if (probe) {
+		out_commit(o, p);
+		put_probe_fields(o, probe, ev);
+		p = out_reserve(o);
 	} else {
 		p = put_lit(p, ",\"code\":");
 		p = put_hex_str(p, ev->code);
@@ -436,7 +473,7 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 	if (ev->code == KTRACE_thread_name && ev->nr_args && !f->user)
 		put_task_meta(pf, o, e, ev->args[0]);
 	*dtrace_put_event(dt, pf->event, e, 0) = '\0';
-	put_event(pf, o, e, pf->event);
+	put_event(pf, o, e, pf->event, probes_get(dt->probes, ev->code));
 }
 
 static void perfetto_end(struct dtrace *dt, struct outbuf *o)

@@ -8,7 +8,7 @@
  * is written.  The output is byte for byte what one thread would write.
  *
  * A batch closes before its output could outgrow a worker's buffer
- * (DTRACE_LINE_BOUND per event), so a worker writes once per batch; should
+ * (DTRACE_EVENT_BOUND per event), so a worker writes once per batch; should
  * it have to write earlier, it waits for its turn then.  Memory: a few
  * batches and one output buffer per worker.
  */
@@ -165,7 +165,7 @@ void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written
 void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
 {
 	const struct ktfile_event *ev = in->ev;
-	size_t size = packed_size(ev->nr_args), bound = DTRACE_LINE_BOUND(ev->nr_args);
+	size_t size = packed_size(ev->nr_args), bound = DTRACE_EVENT_BOUND(ev);
 	struct batch *b = pl->cur;
 	struct dtrace_event *e;
 	struct ktfile_event *copy;

@@ -8,6 +8,7 @@
 #include "calls.h"
 #include "dtrace.h"
 #include "tasks.h"
+#include "util.h"
 
 /*
  * -p: the event's process, a user stream's or, for a kernel event, the one
@@ -46,6 +47,16 @@ static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
 	return !grp || ((grp & dt->mask) &&
 			(!dt->tids || (ev->tid < DTRACE_MAX_TIDS && ktev_bit_test(dt->tids, ev->tid))) &&
 			(!dt->pids || pid_selected(dt, f, ev)));
+}
+
+/* A probe hit without BASE.probes: say once where it was looked for. */
+static void probes_missing_warn(struct dtrace *dt)
+{
+	if (dt->probes || !dt->probes_expected || dt->probes_warned)
+		return;
+	pr_warn("%s: no such file: probe hits print as probe:ID with their words "
+		"(--probes FILE names the file)", dt->probes_expected);
+	dt->probes_warned = true;
 }
 
 void dtrace_format_start(struct dtrace *dt, const struct dtrace_format *fmt)
@@ -98,6 +109,8 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 		if (selected(dt, f, ev, ns)) {
 			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
 
+			if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)
+				probes_missing_warn(dt);
 			tasks_resolve(dt->tasks, ev, &e.names);
 			if (pl)
 				pipeline_add(pl, &e);

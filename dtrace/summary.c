@@ -203,7 +203,7 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 				continue;
 			p = out_reserve(o);
 			p = memset(p, ' ', 4) + 4;
-			p = ktev_put_name(p, code, 20);
+			p = dtrace_put_name(dt, p, code, 20);
 			*p++ = ' ';
 			p = ktev_put_u64_width(p, sum->by_code[bit][sub], 12);
 			*p++ = '\n';

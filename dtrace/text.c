@@ -75,6 +75,9 @@ char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_even
 {
 	struct ktev_ctx ctx = event_ctx(dt, e);
 
+	if ((e->ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)
+		return probes_put_text(dt->probes, p, e->ev, PROBE_TEXT_MAX);
+
 	return sym_put_text(p, dt->files[e->file].proc, e->ev, &ctx);
 }
 
@@ -85,11 +88,28 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 	struct sym_proc *proc = dt->files[e->file].proc;
 	struct ktev_ctx ctx = event_ctx(dt, e);
 
+	if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)	/* named by BASE.probes */
+		return probes_put_event(dt->probes, p, ev, width);
 	if (proc)		/* user events the program named, calls */
 		return sym_put_event(p, proc, ev, width, &ctx);
 	p = ktev_put_name(p, ev->code, width);
 	*p++ = ' ';
 	return ktev_put_text(p, ev->code, ev->args, ev->nr_args, &ctx);
+}
+
+char *dtrace_put_name(const struct dtrace *dt, char *p, uint32_t code, unsigned int width)
+{
+	return probes_put_name(dt->probes, p, code, width);
+}
+
+char *dtrace_put_time(const struct dtrace *dt, char *p, struct outbuf *o,
+		      const struct dtrace_event *e)
+{
+	if (dt->tsc)
+		return ktev_put_u64_width(p, e->ev->tsc, TSC_WIDTH);
+	if (dt->absolute)
+		return put_realtime(p, o, kt_merge_file(dt->merge, e->file), e->ev->tsc);
+	return dtrace_put_us(p, e->ns, TIME_WIDTH);
 }
 
 static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
@@ -101,12 +121,7 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	memcpy(p, df->cpu, sizeof(df->cpu));	/* whole: a constant-size copy */
 	p += df->cpu_len;
 	*p++ = ' ';
-	if (dt->tsc)
-		p = ktev_put_u64_width(p, ev->tsc, TSC_WIDTH);
-	else if (dt->absolute)
-		p = put_realtime(p, o, kt_merge_file(dt->merge, e->file), ev->tsc);
-	else
-		p = dtrace_put_us(p, e->ns, TIME_WIDTH);
+	p = dtrace_put_time(dt, p, o, e);
 	*p++ = ' ';
 	if (dt->decode.raw) {
 		p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);

@@ -93,6 +93,7 @@ char *kt_escape(char *p, size_t room, const char *str, size_t len, enum kt_esc h
 
 		switch (how) {
 		case KT_ESC_TEXT:
+		case KT_ESC_QUOTED:
 		case KT_ESC_DOT: {
 			const char *pre = how == KT_ESC_DOT ? "\\\\" : "\\";
 
@@ -103,7 +104,7 @@ char *kt_escape(char *p, size_t room, const char *str, size_t len, enum kt_esc h
 				t = put_bytes(t, s + i, n, pre);
 			} else if (cp == '\\') {
 				t = stpcpy(stpcpy(t, pre), pre);
-			} else if (cp == '"' && how == KT_ESC_DOT) {
+			} else if (cp == '"' && how != KT_ESC_TEXT) {
 				t = stpcpy(t, "\\\"");
 			} else {
 				memcpy(t, s + i, n);

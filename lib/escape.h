@@ -7,6 +7,8 @@
  *
  *   KT_ESC_TEXT  terminal and text views: control characters (C0, DEL, C1)
  *                and bytes that are not UTF-8 as \xNN, a backslash as \\
+ *   KT_ESC_QUOTED a "string" in a text view (a probe's): as TEXT, and a
+ *                quote as \"
  *   KT_ESC_DOT   inside a Graphviz "string": " and \ escaped, the rest as
  *                TEXT shows it (so the label reads the same)
  *   KT_ESC_JSON  inside a JSON "string": " and \ escaped, control
@@ -24,6 +26,7 @@
 
 enum kt_esc {
 	KT_ESC_TEXT,
+	KT_ESC_QUOTED,
 	KT_ESC_DOT,
 	KT_ESC_JSON,
 	KT_ESC_TSDL,

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_escape: libFuzzer target for the escaping of trace strings
- * (lib/escape.c) into each output: text, DOT (--callgraph), JSON
- * (--format=perfetto-json), TSDL (CTF metadata).  The input is one string of
- * any bytes; for each style the output must stay in KT_ESC_MAX() and in
- * the room given, and be what that output's reader accepts:
+ * (lib/escape.c) into each output: text, quoted (probe strings), DOT
+ * (--callgraph), JSON (--format=perfetto-json), TSDL (CTF metadata).  The
+ * input is one string of any bytes; for each style the output must stay in
+ * KT_ESC_MAX() and in the room given, and be what that output's reader
+ * accepts:
  *
  *   text  valid UTF-8, no control character (C0, DEL, C1)
- *   DOT   as text, and no " that ends the string (every " escaped)
+ *   DOT, quoted  as text, and no " that ends the string (every " escaped)
  *   JSON  valid UTF-8, no control character, every " and \ escaped; and
  *         for input that is valid UTF-8 without controls, decoding the
  *         escapes gives the input back
@@ -111,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!clean((unsigned char *)out, len, false))
 					__builtin_trap();
 				break;
+			case KT_ESC_QUOTED:
 			case KT_ESC_DOT:
 				if (!clean((unsigned char *)out, len, false) ||
 				    !quotes_escaped(out, len))
