@@ -40,7 +40,9 @@
 
 #include "calls.h"
 #include "dtrace.h"
+#include "escape.h"
 #include "fields.h"
+#include "probes.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -187,6 +189,21 @@ static void pb_bytes(struct pb *b, unsigned int field, const void *s, size_t n)
 	b->len += n;
 }
 
+/*
+ * Bytes from the trace (a comm, a probe's string) as a string field: as
+ * the text views show them (KT_ESC_TEXT: valid UTF-8, \xNN for the rest),
+ * at most PB_TEXT_MAX of them.
+ */
+#define PB_TEXT_MAX	256
+static void pb_text(struct pb *b, unsigned int field, const char *s, size_t len)
+{
+	char buf[KT_ESC_MAX(PB_TEXT_MAX)];
+
+	if (len > PB_TEXT_MAX)
+		len = PB_TEXT_MAX;
+	pb_bytes(b, field, buf, kt_escape(buf, sizeof(buf), s, len, KT_ESC_TEXT) - buf);
+}
+
 /* A string of dtrace's own (a name it made or decoded): NUL-terminated. */
 static void pb_str(struct pb *b, unsigned int field, const char *s)
 {
@@ -319,7 +336,7 @@ static void put_clocks(struct pbt *t, struct outbuf *o, struct dtrace *dt,
 	k = pb_begin(b, SYSINFO_UTSNAME);
 	pb_bytes(b, UTS_SYSNAME, "Linux", 5);
 	if (h->release[0])
-		pb_bytes(b, UTS_RELEASE, h->release, strnlen(h->release, sizeof(h->release)));
+		pb_text(b, UTS_RELEASE, h->release, strnlen(h->release, sizeof(h->release)));
 	pb_end(b, k);
 	pb_end(b, c);
 	packet_end(t, o);
@@ -338,13 +355,13 @@ static void put_task_name(struct pbt *t, struct outbuf *o, uint64_t ns, uint32_t
 	if (tid == pid) {
 		k = pb_begin(b, PT_PROCESSES);
 		pb_uint(b, PROC_PID, pid);
-		pb_bytes(b, PROC_CMDLINE, comm, len);
+		pb_text(b, PROC_CMDLINE, comm, len);
 		pb_uint(b, PROC_CMDLINE_IS_COMM, 1);
 		pb_end(b, k);
 	}
 	k = pb_begin(b, PT_THREADS);
 	pb_uint(b, THR_TID, tid);
-	pb_bytes(b, THR_NAME, comm, len);
+	pb_text(b, THR_NAME, comm, len);
 	pb_uint(b, THR_TGID, pid);
 	pb_end(b, k);
 	pb_end(b, c);
@@ -386,7 +403,7 @@ static void bundle_flush(struct pbt *t, struct outbuf *o, struct pb_cpu *c)
 	if (c->sw_ts.len || c->wk_ts.len) {
 		s = pb_begin(b, BUNDLE_COMPACT_SCHED);
 		for (unsigned int i = 0; i < c->nr_comms; i++)
-			pb_str(b, CS_INTERN_TABLE, c->comms[i]);
+			pb_text(b, CS_INTERN_TABLE, c->comms[i], strlen(c->comms[i]));
 		pb_packed(b, CS_SWITCH_TIMESTAMP, &c->sw_ts);
 		pb_packed(b, CS_SWITCH_PREV_STATE, &c->sw_state);
 		pb_packed(b, CS_SWITCH_NEXT_PID, &c->sw_pid);
@@ -467,17 +484,45 @@ static size_t event_name(const char *event, const char **text)
 	return sp ? (size_t)(sp - event) : strlen(event);
 }
 
+/* A probe hit's values as fields: a missing one is left out (probes.h). */
+static void probe_fields(struct pb *b, const struct probe *pr, const struct ktfile_event *ev)
+{
+	char str[KTRACE_PROBE_MAX_STR + 4];
+	uint64_t v;
+	size_t k;
+
+	for (unsigned int i = 0; i < pr->nr_values; i++) {
+		const struct probe_value *pv = &pr->values[i];
+
+		if (!probe_value(pr, ev, i, &v, str))
+			continue;
+		k = pb_begin(b, GEN_FIELD);
+		pb_str(b, GF_NAME, pv->name);
+		if (pv->type == PROBE_STR)
+			pb_text(b, GF_STR, str, v);
+		else
+			pb_uint(b, pv->type == PROBE_SIGNED ? GF_INT : GF_UINT, v);
+		pb_end(b, k);
+	}
+}
+
 /* Any other kernel event: a GenericFtraceEvent with its fields. */
-static void generic_event(struct pbt *t, struct pb *b, const struct dtrace_event *e)
+static void generic_event(struct pbt *t, struct pb *b, struct dtrace *dt,
+			  const struct dtrace_event *e)
 {
 	const struct ktfile_event *ev = e->ev;
 	const struct ktev_desc *d = ktev_lookup(ev->code);
 	const struct fields *fs = d ? fields_of(t->fields, d) : NULL;
+	const struct probe *pr = probes_get(dt->probes, ev->code);
 	const char *text;
 	size_t g = pb_begin(b, FT_GENERIC), k;
 
-	pb_bytes(b, GEN_EVENT_NAME, t->event, event_name(t->event, &text));
-	if (fs && fs->nr_args == ev->nr_args) {
+	/* a probe's name may have spaces (C++): the table says how long it is */
+	pb_bytes(b, GEN_EVENT_NAME, t->event,
+		 pr ? strlen(pr->shown) : event_name(t->event, &text));
+	if (pr) {
+		probe_fields(b, pr, ev);
+	} else if (fs && fs->nr_args == ev->nr_args) {
 		for (unsigned int i = 0; i < fs->nr; i++) {
 			const struct field *fl = &fs->f[i];
 
@@ -486,7 +531,7 @@ static void generic_event(struct pbt *t, struct pb *b, const struct dtrace_event
 			if (fl->type == FIELD_STRING) {
 				const char *s;
 
-				pb_bytes(b, GF_STR, s, field_string(fl, ev->args, ev->nr_args, &s));
+				pb_text(b, GF_STR, s, field_string(fl, ev->args, ev->nr_args, &s));
 			} else {
 				pb_uint(b, fl->type == FIELD_S32 ? GF_INT : GF_UINT,
 					field_value(fl, ev->args));
@@ -552,22 +597,22 @@ static void kernel_event(struct pbt *t, struct outbuf *o, struct dtrace *dt,
 		if (ev->code == KTRACE_thread_fork && ev->nr_args == 2) {
 			f = pb_begin(b, FT_SCHED_PROCESS_FORK);
 			comm = task_comm(e, ev->tid, &len, &pid);
-			pb_bytes(b, FORK_PARENT_COMM, comm, len);
+			pb_text(b, FORK_PARENT_COMM, comm, len);
 			pb_uint(b, FORK_PARENT_PID, ev->tid);
-			pb_bytes(b, FORK_CHILD_COMM, comm, len);	/* fork keeps the name */
+			pb_text(b, FORK_CHILD_COMM, comm, len);	/* fork keeps the name */
 			pb_uint(b, FORK_CHILD_PID, ev->args[1]);
 			pb_end(b, f);
 		} else if (ev->code == KTRACE_thread_exit && ev->nr_args == 2) {
 			f = pb_begin(b, FT_SCHED_PROCESS_EXIT);
 			comm = task_comm(e, ev->tid, &len, &pid);
-			pb_bytes(b, EXIT_COMM, comm, len);
+			pb_text(b, EXIT_COMM, comm, len);
 			pb_uint(b, EXIT_PID, ev->tid);
 			if (pid)
 				pb_uint(b, EXIT_TGID, pid);
 			pb_end(b, f);
 		} else if (!native_event(b, ev)) {
 			*dtrace_put_event(dt, t->event, e, 0) = '\0';
-			generic_event(t, b, e);
+			generic_event(t, b, dt, e);
 		}
 		pb_end(b, k);
 	}
@@ -609,7 +654,7 @@ static void need_track(struct pbt *t, struct outbuf *o, uint32_t pid, uint32_t t
 	pb_uint(b, THD_PID, pid ? pid : tid);
 	pb_uint(b, THD_TID, tid);
 	if (len)
-		pb_bytes(b, THD_NAME, comm, len);
+		pb_text(b, THD_NAME, comm, len);
 	pb_end(b, th);
 	pb_end(b, k);
 	packet_end(t, o);

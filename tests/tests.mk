@@ -26,7 +26,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   73-dtrace-torn-merge 78-build-targets 79-user-file-limits 80-user-shapes \
 		   83-user-spawn 85-dtrace-names-one-pass 87-dtrace-call-filters 88-user-record-filters \
 		   77-dtrace-probes 99-dtrace-probe-latency
-HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff
+HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
 check-quick: tools ## the host tests but HOST_SLOW_TESTS (under 2 minutes), "N passed, N failed"

@@ -49,6 +49,16 @@ ok $? "2.4 GHz: times in ns as dtrace converts them" "$(head -c 2000 "$TMP/slow.
 pb filtered "$TMP/medium/t.*" -e sched,thread,user -c 1-2 --from 100 --to 900
 ok $? "filters: -e, -c, --from and --to pass the same events" \
 	"$(head -c 2000 "$TMP/filtered.err" "$TMP/filtered.check")"
+# probe hits (tests/host/probe-model.py: every value type, strings to
+# escape, missing values, names with spaces): generic events named as the
+# listing names them, with the values of the JSON export
+mkdir -p "$TMP/probes" && python3 "$ROOT/tests/host/probe-model.py" decode "$TMP/probes" >/dev/null &&
+	pb probes "$TMP/probes/t.cpu0 $TMP/probes/t.cpu1 $TMP/probes/t.probes"
+ok $? "probe hits: named, with their values, as dtrace lists them" \
+	"$(head -c 2000 "$TMP/probes.err" "$TMP/probes.check")"
+check "probe hits: some generic events are probes with fields" \
+	'grep -q "event_name: \"probe:" "$TMP/probes.dec" && grep -c "str_value" "$TMP/probes.dec" >/dev/null'
+
 # lost records one after the other, and as the last record of a CPU
 L=$((1 << 24))
 python3 "$ROOT/tests/host/mktrace.py" --cpu 0 "$TMP/lost.cpu0" 100:$((1 | 1 << 24)):5:6:5 \

@@ -84,6 +84,16 @@ NATIVE = {
 }
 
 
+def probe_name(line, got, ns):
+    """The probe name of a listing's NAME TEXT: the longest generic event name
+    of the protobuf at the same time that starts it, else its first word."""
+    best = line.split(" ", 1)[0]
+    for ts, name, _, _ in got:
+        if ts == ns and line.startswith(name + " ") and len(name) > len(best):
+            best = name
+    return best
+
+
 def u32(v):
     """An int32 field as the 32-bit number dtrace wrote (ktgen's are random)."""
     return v & 0xffffffff
@@ -170,7 +180,7 @@ def main():
             else:
                 bad.append("cpu %s: an ftrace event of no kind dtrace writes: %s" % (cpu, ev))
 
-    want, want_lost, names = {}, {}, []
+    want, want_lost, names, listing_text = {}, {}, [], {}
     counted = 0
     for (cpu, ns, task, name, text), nm in zip(raw, named):
         if cpu == "-":
@@ -203,7 +213,11 @@ def main():
         elif name == "thread:exit":
             w.setdefault(name, []).append((ns, int(task)))
         else:
+            if name.startswith("probe:"):
+                # named as the table says (a name may have spaces): the pb's
+                name = probe_name(nm[3] + " " + nm[4], got.get(cpu, {}).get("generic", []), ns)
             w.setdefault("generic", []).append((ns, name, int(task), text))
+            listing_text.setdefault((cpu, ns, int(task), name), []).append(nm[3] + " " + nm[4])
             if name == "thread:name":
                 m = re.match(r"task (\d+) of process (\d+) is named (.*)", nm[4])
                 names.append((ns, int(m.group(1)), int(m.group(2)), m.group(3)))
@@ -212,8 +226,9 @@ def main():
     json_fields = {}
     for e in js:
         if e["ph"] == "i" and "fields" in e.get("args", {}):
+            # a probe's missing value is null in JSON, left out in protobuf
             vals = [int(v, 16) if isinstance(v, str) and re.fullmatch(r"0x[0-9a-f]+", v) else v
-                    for v in e["args"]["fields"].values()]
+                    for v in e["args"]["fields"].values() if v is not None]
             json_fields.setdefault((round(e["ts"] * 1000), e["name"], e["tid"]),
                                    []).append(vals)
         elif e["ph"] == "i" and "code" in e.get("args", {}):
@@ -228,8 +243,19 @@ def main():
             if kind == "generic":
                 # the fields as the JSON export's (tests 56, 57: they print the text)
                 for ns, name, tid, fields in gl:
+                    # strings: as the listing shows them (JSON replaces bytes
+                    # that are not UTF-8); numbers: as the JSON's
+                    text = listing_text.get((cpu, ns, tid, name), [""])
+                    for f in fields:
+                        if isinstance(f, str) and not any(
+                                t.endswith(" " + f) or ('"%s"' % f.replace('"', '\\"')) in t
+                                for t in text):
+                            bad.append("cpu %s %s at %d: string %r not in the listing's %r" %
+                                       (cpu, name, ns, f, text))
+                    fields = [f if not isinstance(f, str) else "" for f in fields]
                     # events at the same time, of the same name and task: any of them
                     jf = json_fields.get((ns, name, tid))
+                    jf = jf and [[v if not isinstance(v, str) else "" for v in x] for x in jf]
                     if jf is not None and fields not in jf:
                         bad.append("cpu %s %s at %d: fields %s, JSON's %s" %
                                    (cpu, name, ns, fields, jf))
