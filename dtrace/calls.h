@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * calls: function calls of user threads, from their func:* events, for
- * --calltree, --callgraph, --flat, --folded and the Perfetto export: one replay, so
+ * --calltree, --callgraph, --flat, the stacks views (stacks.h) and the Perfetto export: one replay, so
  * that they all show the same calls and the same repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
@@ -112,8 +112,6 @@ void calls_free(struct calls *c);
 extern const struct dtrace_format dtrace_calltree;	/* calltree.c */
 extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
 extern const struct dtrace_format dtrace_flat;		/* flat.c */
-extern const struct dtrace_format dtrace_folded;	/* folded.c: --folded */
-extern const struct dtrace_format dtrace_folded_time;	/* folded.c: --folded-time */
 
 /* Why a step was made up, in words (perfetto.c says it in "repaired"). */
 extern const char *const calls_repair_text[];

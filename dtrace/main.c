@@ -10,6 +10,8 @@
  *   calltree.c, flat.c,     --calltree, --flat, --callgraph, --folded:
  *   callgraph.c, folded.c   user threads' calls, kept by calls.c, named by
  *                           symbols.c
+ *   offcpu.c, svg.c         --folded-offcpu's stacks; --format=svg draws
+ *                           the folded views' stacks (stacks.c)
  *   ctf.c, perfetto.c       --format=ctf, --format=perfetto (fields.c names
  *                           the events' arguments)
  *
@@ -28,6 +30,7 @@
 #include "ksyms.h"
 #include "opts.h"
 #include "pager.h"
+#include "stacks.h"
 #include "util.h"
 
 #define MAX_CPUS	65536
@@ -42,6 +45,7 @@ enum {
 	OPT_FLAT,
 	OPT_FOLDED,
 	OPT_FOLDED_TIME,
+	OPT_FOLDED_OFFCPU,
 	OPT_SITES,
 	OPT_FORMAT,
 	OPT_RAW,
@@ -78,10 +82,14 @@ static const struct kt_option options[] = {
 	  "one line per call path, weighed by its calls" },
 	{ "folded-time", no_argument, OPT_FOLDED_TIME, NULL,
 	  "the same, weighed by self time in ns" },
+	{ "folded-offcpu", no_argument, OPT_FOLDED_OFFCPU, NULL,
+	  "folded stacks of the threads' time off CPU in ns (sched:switch):\n"
+	  "comm-tid;user calls;sys_NAME;[blocked] or [preempted]" },
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
-	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON)" },
+	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto (JSON);\n"
+	  "svg: a flame graph of --folded, --folded-time or --folded-offcpu" },
 	{ "raw", no_argument, OPT_RAW, NULL,
 	  "numbers, not names: thread ids, syscall, errno, signal, symbol numbers" },
 	{ "kallsyms", required_argument, OPT_KALLSYMS, "FILE",
@@ -194,13 +202,13 @@ static uint64_t *parse_list(const char *what, const char *s, unsigned int nbits)
 static const struct dtrace_format *parse_format(const char *s)
 {
 	static const struct dtrace_format *const formats[] = {
-		&dtrace_text, &dtrace_ctf, &dtrace_perfetto,
+		&dtrace_text, &dtrace_ctf, &dtrace_perfetto, &dtrace_svg,
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(formats); i++)
 		if (!strcmp(s, formats[i]->name))
 			return formats[i];
-	kt_usage_error("unknown format '%s' (text, ctf, perfetto)", s);
+	kt_usage_error("unknown format '%s' (text, ctf, perfetto, svg)", s);
 }
 
 /* What the trace saved of its machine (ktrace record.c): kallsyms and irqs. */
@@ -250,10 +258,13 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			*fmt = &dtrace_flat;
 			break;
 		case OPT_FOLDED:
-			*fmt = &dtrace_folded;
-			break;
 		case OPT_FOLDED_TIME:
-			*fmt = &dtrace_folded_time;
+		case OPT_FOLDED_OFFCPU:
+			/* which stacks; --format=svg draws them, else folded lines */
+			dt->stacks = c == OPT_FOLDED ? STACKS_CALLS :
+				     c == OPT_FOLDED_TIME ? STACKS_CALL_TIME : STACKS_OFFCPU;
+			if (*fmt != &dtrace_svg)
+				*fmt = &dtrace_folded;
 			break;
 		case OPT_SITES:
 			dt->sites = true;
@@ -309,6 +320,8 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		kt_usage_error("--format=%s writes a directory: give it with -o DIR", (*fmt)->name);
 	if ((*fmt)->flags & DTRACE_FMT_CALL_VIEW)
 		dt->mask |= KTRACE_GRP_func;
+	if ((*fmt)->flags & DTRACE_FMT_STACKS)
+		dt->mask |= stacks_groups(dt->stacks);
 }
 
 /* One file per CPU or thread: a big trace may need more than the default. */
