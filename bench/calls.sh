@@ -5,9 +5,10 @@
 # and over, CALLS calls in all (default 1M calls at depth 500, then 20,000
 # deep: what used to be quadratic); libktrace records it once.  Then RUNS
 # rounds (default 5), one after the other: dtrace (the listing), dtrace
-# --calltree and dtrace --flat, to /dev/null.  The median of each, and of
-# the ratios round by round; target: --calltree within 3x of the listing,
-# whatever the depth.
+# --calltree, dtrace --flat, dtrace --folded and the flame graph of
+# --folded-time (--format=svg), to /dev/null.  The median of each, and of
+# the ratios round by round; target: --calltree and --folded within 3x of
+# the listing, whatever the depth.
 set -u
 RUNS=${RUNS:-5}
 CALLS=${CALLS:-1000000}
@@ -40,16 +41,24 @@ for depth in 500 20000; do
 	KTRACE_USER_DIR=$d LD_PRELOAD=$ROOT/build/tools/libktrace.so.0 \
 		"$W/deep" "$depth" $((CALLS / depth)) || exit 1
 	: >"$W/list" ; : >"$W/tree"; : >"$W/flat"; : >"$W/ratio"
+	: >"$W/folded"; : >"$W/svg"; : >"$W/folded-ratio"
 	for _ in $(seq "$RUNS"); do
 		l=$(secs build/tools/dtrace "$d"/trace.*)
 		t=$(secs build/tools/dtrace --calltree "$d"/trace.*)
 		f=$(secs build/tools/dtrace --flat "$d"/trace.*)
+		fo=$(secs build/tools/dtrace --folded "$d"/trace.*)
+		sv=$(secs build/tools/dtrace --folded-time --format=svg "$d"/trace.*)
 		echo "$l" >>"$W/list"; echo "$t" >>"$W/tree"; echo "$f" >>"$W/flat"
+		echo "$fo" >>"$W/folded"; echo "$sv" >>"$W/svg"
 		awk -v t="$t" -v l="$l" 'BEGIN { printf "%.3f\n", t / l }' >>"$W/ratio"
+		awk -v t="$fo" -v l="$l" 'BEGIN { printf "%.3f\n", t / l }' >>"$W/folded-ratio"
 	done
 	n=$((CALLS / depth * depth))
 	echo "BENCH calls_d${depth}_listing_us $(median <"$W/list") us ($n calls at depth $depth)"
 	echo "BENCH calls_d${depth}_calltree_us $(median <"$W/tree") us"
 	echo "BENCH calls_d${depth}_flat_us $(median <"$W/flat") us"
+	echo "BENCH calls_d${depth}_folded_us $(median <"$W/folded") us"
+	echo "BENCH calls_d${depth}_svg_us $(median <"$W/svg") us (--folded-time --format=svg)"
 	echo "BENCH calls_d${depth}_calltree_vs_listing $(median <"$W/ratio") x (target <= 3)"
+	echo "BENCH calls_d${depth}_folded_vs_listing $(median <"$W/folded-ratio") x (target <= 3)"
 done
