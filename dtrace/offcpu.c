@@ -47,15 +47,29 @@ struct offcpu_span {
 	bool woken;
 };
 
+/*
+ * A thread with a user stream is folded at the end, when its calls are
+ * replayed: its spans are kept until then.  Any other is folded at its
+ * switch in: memory grows with the paths, not with the switches.
+ */
 struct offcpu {
 	struct amap tasks;		/* tid -> struct offcpu_task */
-	struct offcpu_span *spans;
+	struct amap user_tids;		/* tids of the user streams' threads */
+	struct offcpu_span *spans;	/* of those threads */
 	size_t nr, alloc;
 };
 
-struct offcpu *offcpu_new(void)
+struct offcpu *offcpu_new(struct dtrace *dt)
 {
-	return xcalloc(1, sizeof(struct offcpu));
+	struct offcpu *oc = xcalloc(1, sizeof(*oc));
+
+	for (unsigned int i = 0; i < kt_merge_nr_files(dt->merge); i++) {
+		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
+
+		if (f->hdr.cpu < 0)
+			amap_put(&oc->user_tids, f->hdr.tid, oc);
+	}
+	return oc;
 }
 
 static struct offcpu_task *task_of(struct offcpu *oc, uint32_t tid)
@@ -69,17 +83,54 @@ static struct offcpu_task *task_of(struct offcpu *oc, uint32_t tid)
 	return t;
 }
 
-static void switched_in(struct offcpu *oc, struct offcpu_task *t, uint32_t tid, uint64_t ns)
+/* One thread's spans, in time, and its calls replayed beside them. */
+struct offcpu_walk {
+	struct stacks *s;
+	const struct offcpu_span *next, *end;
+	uint32_t *calls;		/* the names of the calls it is in, outermost first */
+	unsigned int depth, alloc;
+};
+
+/* @sp folded under its task, the @depth @calls it was in, its system call */
+static void add_span(struct stacks *s, const uint32_t *calls, unsigned int depth,
+		     const struct offcpu_span *sp)
 {
+	uint32_t node = stacks_child(s, 0, sp->name);
+	const char *reason = sp->woken ? "[blocked]" : "[preempted]";
+
+	for (unsigned int d = 0; d < depth; d++)
+		node = stacks_child(s, node, calls[d]);
+	if (sp->syscall) {
+		const char *call = ktev_syscall_name(sp->syscall - 1);
+		char buf[64];
+		int len = call ? snprintf(buf, sizeof(buf), "sys_%s", call) :
+				 snprintf(buf, sizeof(buf), "sys_%u", sp->syscall - 1);
+
+		node = stacks_child(s, node, stacks_name(s, buf, len));
+	}
+	node = stacks_child(s, node, stacks_name(s, reason, strlen(reason)));
+	s->nodes[node].count++;
+	s->nodes[node].weight += sp->in_ns - sp->out_ns;
+}
+
+static void switched_in(struct stacks *s, struct offcpu_task *t, uint32_t tid, uint64_t ns)
+{
+	struct offcpu *oc = s->offcpu;
+	struct offcpu_span sp = {
+		.out_ns = t->out_ns, .in_ns = ns, .tid = tid, .name = t->name,
+		.syscall = t->out_syscall, .woken = t->woken,
+	};
+
+	t->out = false;
+	if (!amap_get(&oc->user_tids, tid)) {
+		add_span(s, NULL, 0, &sp);
+		return;
+	}
 	if (oc->nr == oc->alloc) {
 		oc->alloc = oc->alloc ? 2 * oc->alloc : 1024;
 		oc->spans = xrealloc(oc->spans, oc->alloc * sizeof(*oc->spans));
 	}
-	oc->spans[oc->nr++] = (struct offcpu_span){
-		.out_ns = t->out_ns, .in_ns = ns, .tid = tid, .name = t->name,
-		.syscall = t->out_syscall, .woken = t->woken,
-	};
-	t->out = false;
+	oc->spans[oc->nr++] = sp;
 }
 
 void offcpu_event(struct dtrace *dt, struct stacks *s, const struct dtrace_event *e)
@@ -97,7 +148,7 @@ void offcpu_event(struct dtrace *dt, struct stacks *s, const struct dtrace_event
 			return;
 		t = ev->args[1] ? amap_get(&oc->tasks, ev->args[1]) : NULL;
 		if (t && t->out)
-			switched_in(oc, t, ev->args[1], e->ns);
+			switched_in(s, t, ev->args[1], e->ns);
 		if (!ev->args[0] || !dtrace_task_selected(dt, 0, ev->args[0], ev->tsc))
 			return;
 		t = task_of(oc, ev->args[0]);
@@ -146,40 +197,11 @@ static int by_tid_then_time(const void *a, const void *b)
 	return x->in_ns < y->in_ns ? -1 : x->in_ns > y->in_ns;
 }
 
-/* One thread's spans, in time, and its calls replayed beside them. */
-struct offcpu_walk {
-	struct stacks *s;
-	const struct offcpu_span *next, *end;
-	uint32_t *calls;		/* the names of the calls it is in, outermost first */
-	unsigned int depth, alloc;
-};
-
-static void add_span(struct offcpu_walk *w, const struct offcpu_span *sp)
-{
-	struct stacks *s = w->s;
-	uint32_t node = stacks_child(s, 0, sp->name);
-	const char *reason = sp->woken ? "[blocked]" : "[preempted]";
-
-	for (unsigned int d = 0; d < w->depth; d++)
-		node = stacks_child(s, node, w->calls[d]);
-	if (sp->syscall) {
-		const char *call = ktev_syscall_name(sp->syscall - 1);
-		char buf[64];
-		int len = call ? snprintf(buf, sizeof(buf), "sys_%s", call) :
-				 snprintf(buf, sizeof(buf), "sys_%u", sp->syscall - 1);
-
-		node = stacks_child(s, node, stacks_name(s, buf, len));
-	}
-	node = stacks_child(s, node, stacks_name(s, reason, strlen(reason)));
-	s->nodes[node].count++;
-	s->nodes[node].weight += sp->in_ns - sp->out_ns;
-}
-
 /* The spans that began before @ns, under the calls running now. */
 static void add_spans_before(struct offcpu_walk *w, uint64_t ns)
 {
 	for (; w->next < w->end && w->next->out_ns < ns; w->next++)
-		add_span(w, w->next);
+		add_span(w->s, w->calls, w->depth, w->next);
 }
 
 static void offcpu_step(void *ctx, struct call_thread *t, const struct call_step *s)
@@ -232,6 +254,8 @@ void offcpu_finish(struct dtrace *dt, struct stacks *s)
 		free(oc->tasks.vals[i]);
 	free(oc->tasks.keys);
 	free(oc->tasks.vals);
+	free(oc->user_tids.keys);
+	free(oc->user_tids.vals);
 	free(threads.keys);
 	free(threads.vals);
 	free(oc->spans);

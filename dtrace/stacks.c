@@ -125,7 +125,7 @@ void *stacks_start(struct dtrace *dt, struct outbuf *o)
 	s->nodes = xcalloc(s->alloc, sizeof(*s->nodes));
 	s->nr = 1;
 	if (s->kind == STACKS_OFFCPU)
-		s->offcpu = offcpu_new();
+		s->offcpu = offcpu_new(dt);
 	return s;
 }
 

@@ -77,7 +77,7 @@ void stacks_free(struct stacks *s);
 uint32_t stacks_groups(enum stacks_kind kind);
 
 /* offcpu.c: STACKS_OFFCPU's part of start(), event() and finish() */
-struct offcpu *offcpu_new(void);
+struct offcpu *offcpu_new(struct dtrace *dt);
 void offcpu_event(struct dtrace *dt, struct stacks *s, const struct dtrace_event *e);
 void offcpu_finish(struct dtrace *dt, struct stacks *s);
 
