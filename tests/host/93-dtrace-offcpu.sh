@@ -19,43 +19,45 @@
 
 SIM=$ROOT/tests/host/sched-sim.py
 
-# model: "tid reason syscall ns pid" per off-CPU time, from dtrace --raw;
-# pid: of the thread:name that names it, or its own after a fork (a
-# process of its own until named, as tasks.h says)
+# model RAW...: for each dtrace --raw listing RAW, RAW.model: "tid reason
+# syscall ns pid" per off-CPU time; pid: of the thread:name that names it,
+# or its own after a fork (a process of its own until named, as tasks.h says)
 model() {
-	python3 -c '
+	python3 - "$@" <<'PY'
 import re, sys
-out, woken, sysc, dead, insys, pid, outpid = {}, {}, {}, set(), {}, {}, {}
 def ns(s):
     us, frac = s.split(".")
     return int(us) * 1000 + int(frac)
-for line in sys.stdin:
-    f = line.split()
-    t, tid, ev = ns(f[1]), int(f[2]), f[3]
-    a = [int(x) for x in re.findall(r"\d+", " ".join(f[4:]))]
-    if ev == "sched:switch" and a[0] != a[1]:
-        prev, nxt = a
-        if nxt in out:
-            print(nxt, "blocked" if woken.pop(nxt) else "preempted", sysc.pop(nxt), t - out.pop(nxt),
-                  outpid.pop(nxt))
-        if prev and prev in dead:
-            dead.discard(prev)
-        elif prev:
-            out[prev], woken[prev], sysc[prev] = t, False, insys.get(prev, "-")
-            outpid[prev] = pid.get(prev, 0)
-    elif ev == "sched:wakeup" and a[0] in out:
-        woken[a[0]] = True
-    elif ev == "syscall:entry":
-        insys[tid] = a[0]
-    elif ev == "syscall:exit":
-        insys.pop(tid, None)
-    elif ev == "thread:exit":
-        dead.add(a[0]); out.pop(a[0], None); insys.pop(a[0], None)
-    elif ev == "thread:fork":
-        out.pop(a[1], None); dead.discard(a[1]); insys.pop(a[1], None); pid[a[1]] = a[1]
-    elif ev == "thread:name":
-        pid[a[0]] = a[1]
-'
+for raw in sys.argv[1:]:
+    out, woken, sysc, dead, insys, pid, outpid = {}, {}, {}, set(), {}, {}, {}
+    with open(raw) as f, open(raw + ".model", "w") as m:
+        for line in f:
+            cols = line.split()
+            t, tid, ev = ns(cols[1]), int(cols[2]), cols[3]
+            a = [int(x) for x in re.findall(r"\d+", " ".join(cols[4:]))]
+            if ev == "sched:switch" and a[0] != a[1]:
+                prev, nxt = a
+                if nxt in out:
+                    print(nxt, "blocked" if woken.pop(nxt) else "preempted", sysc.pop(nxt),
+                          t - out.pop(nxt), outpid.pop(nxt), file=m)
+                if prev and prev in dead:
+                    dead.discard(prev)
+                elif prev:
+                    out[prev], woken[prev], sysc[prev] = t, False, insys.get(prev, "-")
+                    outpid[prev] = pid.get(prev, 0)
+            elif ev == "sched:wakeup" and a[0] in out:
+                woken[a[0]] = True
+            elif ev == "syscall:entry":
+                insys[tid] = a[0]
+            elif ev == "syscall:exit":
+                insys.pop(tid, None)
+            elif ev == "thread:exit":
+                dead.add(a[0]); out.pop(a[0], None); insys.pop(a[0], None)
+            elif ev == "thread:fork":
+                out.pop(a[1], None); dead.discard(a[1]); insys.pop(a[1], None); pid[a[1]] = a[1]
+            elif ev == "thread:name":
+                pid[a[0]] = a[1]
+PY
 }
 
 # sums FILE: "tid reason total" from folded lines or the model's
@@ -68,12 +70,14 @@ sum_model() {	# sum_model FILE [PID]: of all threads, or of process PID
 		END { for (k in n) print k, n[k] }' "$1" | sort
 }
 
+python3 "$SIM" sim 1 2 3
 for seed in 1 2 3; do
-	python3 "$SIM" "sim$seed" "$seed"
-	dt --raw sim$seed.cpu*
-	cp out raw$seed
-	model <raw$seed >model$seed
-	dt --folded-offcpu sim$seed.cpu*
+	"$DTRACE" --raw sim-$seed.cpu* >raw$seed
+done
+model raw1 raw2 raw3
+for seed in 1 2 3; do
+	mv raw$seed.model model$seed
+	dt --folded-offcpu sim-$seed.cpu*
 	cp out folded$seed
 	check "seed $seed: exits 0, every line comm-tid;...;[blocked|preempted] NS" \
 		'[ $rc -eq 0 ] && [ -s out ] && ! grep -vE "^[^ ;]+-[0-9]+(;[^ ;]+)*;\[(blocked|preempted)\] [0-9]+$" out'
@@ -97,11 +101,11 @@ for seed in 1 2 3; do
 done
 
 # -t and -p: the threads they pick, the model's totals for them
-dt --folded-offcpu -t 103,105 sim1.cpu*
+dt --folded-offcpu -t 103,105 sim-1.cpu*
 sum_folded out >got-t
 grep -E '^10[35] ' want1 >want-t
 check "-t 103,105: those threads' lines, the same ns" '[ -s want-t ] && diff want-t got-t'
-dt --folded-offcpu -p 104 sim1.cpu*
+dt --folded-offcpu -p 104 sim-1.cpu*
 sum_folded out >got-p
 sum_model model1 104 >want-p
 check "-p 104: its threads' times while in it (107 forked anew is not), the same ns" \
