@@ -2,7 +2,8 @@
 /*
  * fuzz_calls: libFuzzer target for the call reconstruction (dtrace/calls.c)
  * and the views and export built on it: --calltree (with the thread's
- * other events), --flat, --callgraph and the Perfetto export.  The input
+ * other events), --flat, --callgraph, --folded, its SVG flame graph and
+ * the Perfetto export.  The input
  * is a user thread's stream, 8 bytes a record:
  *
  *   byte 0      what: func:enter, func:leave, func:entry, func:exit, a
@@ -27,6 +28,7 @@
 #include "dtrace.h"
 #include "ktfile.h"
 #include "merge.h"
+#include "stacks.h"
 
 #define MAX_RECS	4096
 
@@ -70,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dtrace_format *const formats[] = {
 		&dtrace_calltree, &dtrace_flat, &dtrace_callgraph, &dtrace_perfetto,
+		&dtrace_folded, &dtrace_svg,
 	};
 	struct ktfile_header h;
 	struct ktfile_writer w;
