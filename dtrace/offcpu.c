@@ -57,6 +57,7 @@ struct offcpu {
 	struct amap user_tids;		/* tids of the user streams' threads */
 	struct offcpu_span *spans;	/* of those threads */
 	size_t nr, alloc;
+	uint64_t switches;		/* sched:switch records seen */
 };
 
 struct offcpu *offcpu_new(struct dtrace *dt)
@@ -144,6 +145,7 @@ void offcpu_event(struct dtrace *dt, struct stacks *s, const struct dtrace_event
 		return;
 	switch (ev->code) {
 	case KTRACE_sched_switch:
+		oc->switches++;
 		if (ev->args[0] == ev->args[1])
 			return;
 		t = ev->args[1] ? amap_get(&oc->tasks, ev->args[1]) : NULL;
@@ -227,6 +229,9 @@ void offcpu_finish(struct dtrace *dt, struct stacks *s)
 	struct amap threads = { 0 };	/* tid -> its user thread (calls.h) */
 	struct offcpu_walk w = { .s = s };
 
+	if (!oc->switches)
+		pr_warn("--folded-offcpu: no context switches (sched:switch) in the trace: "
+			"record them with ktrace -e sched");
 	if (calls_has_threads(dt->calls)) {
 		unsigned int nr;
 		struct call_thread **t = calls_threads(dt->calls, &nr);

@@ -11,7 +11,8 @@
 #  2. a line's sys_NAME is the system call the raw records have the thread
 #     in when switched out (the model's, by number: the names table);
 #  3. -t and -p show the threads they select and the same totals for them;
-#  4. a hand-made trace with a user stream (libktrace's func records on the
+#  4. a trace without context switches: no lines, a warning that says so;
+#  5. a hand-made trace with a user stream (libktrace's func records on the
 #     same timeline) folds each switch under the calls running then, as
 #     its records say (written below), and a thread without one under its
 #     task alone.
@@ -140,4 +141,8 @@ check "user calls: each switch out under the calls running then" 'cat calls.diff
 dt --folded-offcpu -e sched calls.pid7.tid7 calls.cpu0
 check "-e sched: no call or system call frames" \
 	'grep -qx "app-7;\[blocked\] 1800" out && ! grep -q "0x40\|sys_" out'
+
+dt --folded-offcpu calls.pid7.tid7
+check "no context switches: exit 0, no line, a warning naming sched:switch" \
+	'[ $rc -eq 0 ] && [ ! -s out ] && grep -q "no context switches (sched:switch)" err'
 done_testing
