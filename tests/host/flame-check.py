@@ -15,6 +15,7 @@ path's total is the sum of the lines it begins):
   widths     each width is N * WIDTH / all, within the rounding of 2 decimals
   children   a frame is as wide as its callees and its own weight together,
              callees side by side from its left edge in the order of names
+             (after those before them that are too narrow to draw)
   labels     a frame's text is its name, or its start and "..", or none
 """
 import re
@@ -95,11 +96,15 @@ for f in frames:
                    (f["name"], f["w"], sum(k["w"] for k in kids), own * scale))
     if [k["name"] for k in kids] != sorted(k["name"] for k in kids):
         bad.append("%s: callees not in the order of names" % f["name"])
-    x = f["x"]
+    # its callees in the lines, drawn or too narrow: each starts after those before it
+    names = sorted(p[-1] for p in totals if p[:-1] == f["path"])
+    before = {}
+    for i, name in enumerate(names):
+        before[name] = before.get(names[i - 1], 0) + totals[f["path"] + (names[i - 1],)] if i else 0
     for k in kids:
-        if abs(k["x"] - x) > EPS * (len(kids) + 1):
+        x = f["x"] + before.get(k["name"], 0) * scale
+        if abs(k["x"] - x) > EPS:
             bad.append("%s at %.2f, not %.2f" % (k["name"], k["x"], x))
-        x = k["x"] + k["w"]
 report("children: callees side by side from the left, plus its own weight", bad)
 report("labels: the name, its start and .., or none",
        ["%r for %r" % (f["label"], f["name"]) for f in frames if f["label"] is not None and
