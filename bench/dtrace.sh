@@ -134,6 +134,7 @@ echo "BENCH dtrace_cpu_rate $(rate "$nr" "$(median 2 "$W/dtrace-j1.runs")") even
 echo "BENCH dtrace_peak_rss $(mib "$(peak "$W/dtrace.runs")") MiB"
 paste "$W/dtrace-j1.runs" "$W/offcpu.runs" | awk '{ print $4 / $1 }' >"$W/offcpu-ratios"
 echo "BENCH dtrace_offcpu_time $(awk -v t="$(median 1 "$W/offcpu.runs")" 'BEGIN { printf "%.3f", t / 1e9 }') s"
+echo "BENCH dtrace_offcpu_peak_rss $(mib "$(peak "$W/offcpu.runs")") MiB"
 echo "BENCH dtrace_offcpu_vs_listing_j1 $(median 1 "$W/offcpu-ratios" | xargs printf '%.2f') x" \
      "(dtrace --folded-offcpu against dtrace -j 1, round by round)"
 echo "BENCH babeltrace2_events $bt_nr events"
