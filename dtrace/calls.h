@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * calls: function calls of user threads, from their func:* events, for
- * --calltree, --callgraph, --flat, the stacks views (stacks.h) and the Perfetto export: one replay, so
- * that they all show the same calls and the same repairs.
+ * --calltree, --callgraph, --flat, the stacks views (stacks.h) and the
+ * Perfetto export: one replay, so that they all show the same calls and
+ * the same repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
  * (and, with DTRACE_FMT_CALL_EVENTS, the other events of the thread: its
