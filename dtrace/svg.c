@@ -4,8 +4,9 @@
  * --folded-offcpu (stacks.h; --folded if none is given) drawn as a flame
  * graph, laid out as flamegraph.pl lays out the same folded lines: "all"
  * at the bottom, each frame as wide as its weight and its callees' (the
- * weight of the lines it begins), above its caller, callees in the order
- * of their names from the caller's left edge.  Self-contained SVG, no
+ * weight of the lines it begins), above its caller, its own weight first
+ * and then its callees in the order flamegraph.pl sorts their lines in.
+ * Self-contained SVG, no
  * script: a frame's <title> (shown on hover) says its name, weight and
  * share.  Frames narrower than 0.1 pixel are left out, as flamegraph.pl
  * leaves them out.  Colors come from a hash of the name: the same trace
@@ -48,15 +49,24 @@ struct frame {
 	unsigned int depth;
 };
 
-static int by_parent_then_name(const void *a, const void *b, void *ctx)
+/*
+ * Callees in the order of their folded lines sorted as text, as
+ * flamegraph.pl sorts them: names compared as if each ended with the ';'
+ * that follows it in a line ("a-b" before "a", whose lines go on "a;").
+ */
+static int by_parent_then_line(const void *a, const void *b, void *ctx)
 {
 	const struct stacks *s = ctx;
 	const struct stack_node *x = &s->nodes[*(const uint32_t *)a];
 	const struct stack_node *y = &s->nodes[*(const uint32_t *)b];
+	const unsigned char *p = (const unsigned char *)s->names[x->name];
+	const unsigned char *q = (const unsigned char *)s->names[y->name];
 
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
-	return strcmp(s->names[x->name], s->names[y->name]);
+	for (; *p == *q && *p; p++, q++)
+		;
+	return (*p ? *p : ';') - (*q ? *q : ';');
 }
 
 /* Text escaped for XML, in pieces out_reserve() can take. */
@@ -147,14 +157,14 @@ static void svg_end(struct dtrace *dt, struct outbuf *o)
 	}
 	for (uint32_t i = s->nr - 1; i > 0; i--)	/* a parent comes before its children */
 		f[s->nodes[i].parent].total += f[i].total;
-	/* callees in the order of their names, from the caller's left edge */
-	qsort_r(order + 1, s->nr - 1, sizeof(*order), by_parent_then_name, s);
+	/* its own weight first: its line sorts before those of its callees */
+	qsort_r(order + 1, s->nr - 1, sizeof(*order), by_parent_then_line, s);
 	for (uint32_t i = 1; i < s->nr; i++) {
 		const struct stack_node *n = &s->nodes[order[i]];
 
 		/* sorted by parent: a parent's place is known before its callees' */
 		if (i == 1 || n->parent != s->nodes[order[i - 1]].parent)
-			f[order[i]].x = f[n->parent].x;
+			f[order[i]].x = f[n->parent].x + s->nodes[n->parent].weight;
 		else
 			f[order[i]].x = f[order[i - 1]].x + f[order[i - 1]].total;
 		f[order[i]].depth = f[n->parent].depth + 1;

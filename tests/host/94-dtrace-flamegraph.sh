@@ -10,8 +10,8 @@
 # fork), a C++ program whose names hold < > and blanks, and a made-up
 # scheduler's kernel trace (sched-sim.py) with a comm of < & " '.  The same
 # trace gives the same file; no stacks gives a valid SVG that says so; and
-# where flamegraph.pl is installed, it draws the same frames from the
-# folded lines.
+# where flamegraph.pl is installed, it draws the same frames (name, count,
+# row, place within its 0.1 px rounding) from the folded lines.
 . "$(dirname "$0")/user-common.sh"
 
 CHECK=$ROOT/tests/host/flame-check.py
@@ -78,21 +78,36 @@ python3 -c 'import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])' "$TM
 ok $? "no stacks: a valid SVG that says so, no frame" "$(head -c 600 "$TMP/empty.svg")"
 
 if command -v flamegraph.pl >/dev/null; then
-	# its frames as "name count" lines, and ours
-	frames() {
-		python3 -c '
+	# same_frames OURS THEIRS: each frame's name, count and row, and its place
+	# within the 0.1 px flamegraph.pl rounds to
+	same_frames() {
+		python3 - "$1" "$2" <<'PY'
 import re, sys, xml.etree.ElementTree as ET
-for g in ET.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}g"):
-    t = g.find("{http://www.w3.org/2000/svg}title")
-    m = t is not None and re.fullmatch(r"(.*) \(([0-9,]+) \S+, [0-9.]+%\)", t.text, re.S)
-    if m:
-        print(m[1], m[2].replace(",", ""))' "$1" | sort
+NS = "{http://www.w3.org/2000/svg}"
+def frames(path):
+    out = []
+    for g in ET.parse(path).getroot().iter(NS + "g"):
+        t, r = g.find(NS + "title"), g.find(NS + "rect")
+        m = t is not None and r is not None and \
+            re.fullmatch(r"(.*) \(([0-9,]+) \S+, [0-9.]+%\)", t.text, re.S)
+        if m:
+            out.append([m[1], int(m[2].replace(",", "")), float(r.get("y")),
+                        float(r.get("x")), float(r.get("width"))])
+    rows = sorted({f[2] for f in out}, reverse=True)
+    return sorted([n, c, rows.index(y), x, w] for n, c, y, x, w in out)
+ours, theirs = frames(sys.argv[1]), frames(sys.argv[2])
+bad = [(a, b) for a, b in zip(ours, theirs)
+       if a[:3] != b[:3] or abs(a[3] - b[3]) > 0.15 or abs(a[4] - b[4]) > 0.15]
+print("%d and %d frames" % (len(ours), len(theirs)), *bad[:5], sep="\n")
+sys.exit(1 if len(ours) != len(theirs) or bad else 0)
+PY
 	}
-	for name in calls offcpu; do
+	for name in calls offcpu names; do
+		[ -s "$TMP/$name.folded" ] || continue
 		flamegraph.pl "$TMP/$name.folded" >"$TMP/$name.pl.svg" 2>/dev/null
-		diff <(frames "$TMP/$name.pl.svg") <(frames "$TMP/$name.svg") >"$TMP/$name.pl.diff"
-		ok $? "$name: flamegraph.pl draws the same frames from the folded lines" \
-			"$(head -n 10 "$TMP/$name.pl.diff")"
+		same_frames "$TMP/$name.svg" "$TMP/$name.pl.svg" >"$TMP/$name.pl.diff"
+		ok $? "$name: flamegraph.pl draws the same frames in the same places" \
+			"$(cat "$TMP/$name.pl.diff")"
 	done
 else
 	skip "the frames flamegraph.pl draws" "flamegraph.pl not installed"

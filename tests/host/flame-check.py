@@ -14,8 +14,9 @@ path's total is the sum of the lines it begins):
   totals     each frame's N is its path's total; "all" is the sum of all
   widths     each width is N * WIDTH / all, within the rounding of 2 decimals
   children   a frame is as wide as its callees and its own weight together,
-             callees side by side from its left edge in the order of names
-             (after those before them that are too narrow to draw)
+             its own weight first, then its callees side by side in the order
+             of their lines sorted as text, as flamegraph.pl sorts them (after
+             those before them that are too narrow to draw)
   labels     a frame's text is its name, or its start and "..", or none
 """
 import re
@@ -26,6 +27,10 @@ svg, folded = sys.argv[1], sys.argv[2]
 width = float(sys.argv[3]) if len(sys.argv) > 3 else 1180.0
 NS = "{http://www.w3.org/2000/svg}"
 EPS = 0.011
+
+
+def line_order(name):
+    return (name + ";").encode()
 
 
 def report(what, bad):
@@ -94,18 +99,21 @@ for f in frames:
     if abs(sum(k["w"] for k in kids) + own * scale - f["w"]) > EPS * (len(kids) + 1):
         bad.append("%s: %.2f, callees %.2f + own %.2f" %
                    (f["name"], f["w"], sum(k["w"] for k in kids), own * scale))
-    if [k["name"] for k in kids] != sorted(k["name"] for k in kids):
-        bad.append("%s: callees not in the order of names" % f["name"])
-    # its callees in the lines, drawn or too narrow: each starts after those before it
-    names = sorted(p[-1] for p in totals if p[:-1] == f["path"])
+    # a line's text goes on after a name with ';'
+    if [k["name"] for k in kids] != sorted((k["name"] for k in kids), key=line_order):
+        bad.append("%s: callees not in the order of their lines" % f["name"])
+    # its callees in the lines, drawn or too narrow: each starts after its
+    # caller's own weight and the callees before it
+    names = sorted((p[-1] for p in totals if p[:-1] == f["path"]), key=line_order)
     before = {}
     for i, name in enumerate(names):
-        before[name] = before.get(names[i - 1], 0) + totals[f["path"] + (names[i - 1],)] if i else 0
+        before[name] = before[names[i - 1]] + totals[f["path"] + (names[i - 1],)] if i else \
+            weights.get(f["path"], 0)
     for k in kids:
         x = f["x"] + before.get(k["name"], 0) * scale
         if abs(k["x"] - x) > EPS:
             bad.append("%s at %.2f, not %.2f" % (k["name"], k["x"], x))
-report("children: callees side by side from the left, plus its own weight", bad)
+report("children: its own weight, then its callees side by side", bad)
 report("labels: the name, its start and .., or none",
        ["%r for %r" % (f["label"], f["name"]) for f in frames if f["label"] is not None and
         f["label"] != f["name"] and
