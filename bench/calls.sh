@@ -5,10 +5,13 @@
 # and over, CALLS calls in all (default 1M calls at depth 500, then 20,000
 # deep: what used to be quadratic); libktrace records it once.  Then RUNS
 # rounds (default 5), one after the other: dtrace (the listing), dtrace
-# --calltree, dtrace --flat and dtrace --report, to /dev/null.  The median
-# of each, and of the ratios round by round; target: --calltree and
-# --report within 3x of the listing, whatever the depth; the same with the
-# view-time filters (-N, --depth and --min-time, which replays twice).
+# --calltree, dtrace --flat, dtrace --report, dtrace --folded and the flame
+# graph of --folded-time (--format=svg), to /dev/null.  The median of each,
+# and of the ratios round by round; target: --calltree and --report within
+# 3x of the listing, whatever the depth; --folded too at depth 500 (its
+# lines are whole paths: 20,000 deep they are 1 GB, depth squared, whatever
+# the program); the same with the view-time filters (-N, --depth and
+# --min-time, which replays twice).
 #
 # Then recording with a filter: a program calls 64 functions round robin,
 # one call in 1024 to a 65th, kept; ktrace-run -F kept records that one
@@ -49,6 +52,7 @@ for depth in 500 20000; do
 		"$W/deep" "$depth" $((CALLS / depth)) || exit 1
 	: >"$W/list" ; : >"$W/tree"; : >"$W/flat"; : >"$W/ratio"; : >"$W/report"; : >"$W/rratio"
 	: >"$W/filt"; : >"$W/fratio"
+	: >"$W/folded"; : >"$W/svg"; : >"$W/folded-ratio"
 	for _ in $(seq "$RUNS"); do
 		l=$(secs build/tools/dtrace "$d"/trace.*)
 		t=$(secs build/tools/dtrace --calltree "$d"/trace.*)
@@ -60,6 +64,10 @@ for depth in 500 20000; do
 		awk -v t="$t" -v l="$l" 'BEGIN { printf "%.3f\n", t / l }' >>"$W/ratio"
 		awk -v r="$r" -v l="$l" 'BEGIN { printf "%.3f\n", r / l }' >>"$W/rratio"
 		awk -v t="$ft" -v l="$l" 'BEGIN { printf "%.3f\n", t / l }' >>"$W/fratio"
+		fo=$(secs build/tools/dtrace --folded "$d"/trace.*)
+		sv=$(secs build/tools/dtrace --folded-time --format=svg "$d"/trace.*)
+		echo "$fo" >>"$W/folded"; echo "$sv" >>"$W/svg"
+		awk -v t="$fo" -v l="$l" 'BEGIN { printf "%.3f\n", t / l }' >>"$W/folded-ratio"
 	done
 	n=$((CALLS / depth * depth))
 	echo "BENCH calls_d${depth}_listing_us $(median <"$W/list") us ($n calls at depth $depth)"
@@ -70,6 +78,10 @@ for depth in 500 20000; do
 	echo "BENCH calls_d${depth}_report_vs_listing $(median <"$W/rratio") x (target <= 3)"
 	echo "BENCH calls_d${depth}_filtered_calltree_us $(median <"$W/filt") us (-N, --depth 400, --min-time: 2 replays)"
 	echo "BENCH calls_d${depth}_filtered_vs_listing $(median <"$W/fratio") x (target <= 3)"
+	echo "BENCH calls_d${depth}_folded_us $(median <"$W/folded") us"
+	echo "BENCH calls_d${depth}_svg_us $(median <"$W/svg") us (--folded-time --format=svg)"
+	echo "BENCH calls_d${depth}_folded_vs_listing $(median <"$W/folded-ratio") x" \
+	     "($(build/tools/dtrace --folded "$d"/trace.* | wc -c) bytes of lines)"
 done
 
 # ---- recording with -F on one function out of many --------------------------

@@ -6,6 +6,8 @@
 #    /dev/null; peak RSS from /usr/bin/time.  Also the CPU time of
 #    dtrace -j 1 (one thread): events per CPU second is what the rate would
 #    be on an idle machine, whatever else runs now.
+#    And dtrace --folded-offcpu on the same files (3.6% of ktgen's records
+#    are context switches), against dtrace -j 1 round by round.
 # 2. An LTTng-UST trace of 2M events (two integer fields each, like a
 #    ktrace record) made here with lttng-sessiond --no-kernel; babeltrace2
 #    prints it to /dev/null.
@@ -116,9 +118,10 @@ bt_nr=$(babeltrace2 "$W/lttng-trace" | wc -l)
 for r in $(seq "$RUNS"); do
 	run dtrace build/tools/dtrace "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
 	run dtrace-j1 build/tools/dtrace -j 1 "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
+	run offcpu build/tools/dtrace --folded-offcpu "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
 	run babeltrace2 babeltrace2 "$W/lttng-trace"
 done
-for t in dtrace dtrace-j1 babeltrace2; do
+for t in dtrace dtrace-j1 offcpu babeltrace2; do
 	echo "bench/dtrace: $t: wall $(awk '{ printf "%.3f ", $1 / 1e9 }' "$W/$t.runs")s;" \
 	     "cpu $(awk '{ printf "%s ", $2 }' "$W/$t.runs")s" >&2
 done
@@ -129,6 +132,11 @@ echo "BENCH dtrace_time $(awk -v t="$dt_time" 'BEGIN { printf "%.3f", t / 1e9 }'
 echo "BENCH dtrace_rate $(rate "$nr" "$(awk -v t="$dt_time" 'BEGIN { print t / 1e9 }')") events/s"
 echo "BENCH dtrace_cpu_rate $(rate "$nr" "$(median 2 "$W/dtrace-j1.runs")") events/cpu-s"
 echo "BENCH dtrace_peak_rss $(mib "$(peak "$W/dtrace.runs")") MiB"
+paste "$W/dtrace-j1.runs" "$W/offcpu.runs" | awk '{ print $4 / $1 }' >"$W/offcpu-ratios"
+echo "BENCH dtrace_offcpu_time $(awk -v t="$(median 1 "$W/offcpu.runs")" 'BEGIN { printf "%.3f", t / 1e9 }') s"
+echo "BENCH dtrace_offcpu_peak_rss $(mib "$(peak "$W/offcpu.runs")") MiB"
+echo "BENCH dtrace_offcpu_vs_listing_j1 $(median 1 "$W/offcpu-ratios" | xargs printf '%.2f') x" \
+     "(dtrace --folded-offcpu against dtrace -j 1, round by round)"
 echo "BENCH babeltrace2_events $bt_nr events"
 echo "BENCH babeltrace2_time $(awk -v t="$bt_time" 'BEGIN { printf "%.3f", t / 1e9 }') s"
 echo "BENCH babeltrace2_rate $(rate "$bt_nr" "$(awk -v t="$bt_time" 'BEGIN { print t / 1e9 }')") events/s"

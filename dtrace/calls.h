@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * calls: function calls of user threads, from their func:* events, for
- * --calltree, --callgraph, --report (--flat), --folded and the Perfetto
- * export: one replay, so that they all show the same calls and repairs.
+ * --calltree, --callgraph, --report (--flat), the stacks views (stacks.h)
+ * and the Perfetto exports: one replay, so that they all show the same
+ * calls and the same repairs.
  *
  * calls_event() is the formats' event(): it keeps each user thread's calls
  * (and, with DTRACE_FMT_CALL_EVENTS, the other events of the thread: its
@@ -144,8 +145,6 @@ extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
 extern const struct dtrace_format dtrace_report;	/* report.c: --report */
 extern const struct dtrace_format dtrace_flat;		/* report.c: --flat */
 extern const struct dtrace_format dtrace_report_csv;	/* report.c: --format=csv */
-extern const struct dtrace_format dtrace_folded;	/* folded.c: --folded */
-extern const struct dtrace_format dtrace_folded_time;	/* folded.c: --folded-time */
 
 /* Why a step was made up, in words (perfetto.c says it in "repaired"). */
 extern const char *const calls_repair_text[];

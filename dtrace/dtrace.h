@@ -90,6 +90,7 @@ struct dtrace {
 	bool sites;		/* --sites: call sites in --calltree */
 	struct report_opts *report;	/* --report's --sort, --per-thread, --diff */
 	struct call_filter *call_filter;	/* -F, -N, --depth, ...: the call views' (callfilter.h) */
+	unsigned int stacks;	/* --folded*: what the stacks formats weigh (stacks.h) */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
 	/* state */
@@ -161,6 +162,10 @@ struct dtrace_format {
 #define DTRACE_FMT_CALL_VIEW	(1u << 4)
 /* With --raw it names no task: the names need not be followed. */
 #define DTRACE_FMT_RAW_NAMELESS	(1u << 5)
+/* -t and -p pick the tasks it shows, not its events: dtrace_task_selected() */
+#define DTRACE_FMT_OWN_TASKS	(1u << 6)
+/* It draws the stacks of dt->stacks (stacks.h): their groups pass -e. */
+#define DTRACE_FMT_STACKS	(1u << 7)
 
 /* a line's columns and text: a task column besides its text */
 #define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TASK_MAX + KTEV_TEXT_BOUND(nr_args))
@@ -190,6 +195,11 @@ struct latency_opts {
  * of @jobs threads where @fmt is parallel; returns the exit status.
  */
 int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs);
+/*
+ * Whether -t and -p select task @tid of process @pid (0: the process the
+ * trace's names give it at @tsc).
+ */
+bool dtrace_task_selected(const struct dtrace *dt, uint32_t pid, uint32_t tid, uint64_t tsc);
 /* What dtrace_run() does before the first event and after the last. */
 void dtrace_format_start(struct dtrace *dt, const struct dtrace_format *fmt);
 void dtrace_format_end(struct dtrace *dt, const struct dtrace_format *fmt);

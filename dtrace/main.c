@@ -10,6 +10,8 @@
  *   calltree.c, report.c,   --calltree, --report (--flat, --diff),
  *   callgraph.c, folded.c   --callgraph, --folded: user threads' calls,
  *                           kept by calls.c, named by symbols.c
+ *   offcpu.c, svg.c         --folded-offcpu's stacks; --format=svg draws
+ *                           the folded views' stacks (stacks.c)
  *   ctf.c, perfetto_pb.c,   --format=ctf, --format=perfetto (protobuf),
  *   perfetto.c              --format=perfetto-json (fields.c names the
  *                           events' arguments)
@@ -32,6 +34,7 @@
 #include "ksyms.h"
 #include "opts.h"
 #include "pager.h"
+#include "stacks.h"
 #include "util.h"
 
 #define MAX_CPUS	65536
@@ -50,6 +53,7 @@ enum {
 	OPT_DIFF,
 	OPT_FOLDED,
 	OPT_FOLDED_TIME,
+	OPT_FOLDED_OFFCPU,
 	OPT_SITES,
 	OPT_FORMAT,
 	OPT_RAW,
@@ -104,6 +108,9 @@ static const struct kt_option options[] = {
 	  "one line per call path, weighed by its calls" },
 	{ "folded-time", no_argument, OPT_FOLDED_TIME, NULL,
 	  "the same, weighed by self time in ns" },
+	{ "folded-offcpu", no_argument, OPT_FOLDED_OFFCPU, NULL,
+	  "folded stacks of the threads' time off CPU in ns (sched:switch):\n"
+	  "comm-tid;user calls;sys_NAME;[blocked] or [preempted]" },
 	{ "filter", required_argument, 'F', "FUNC",
 	  "call views: only FUNC's calls and their callees (name, glob, /regex/)" },
 	{ "notrace", required_argument, 'N', "FUNC",
@@ -118,7 +125,8 @@ static const struct kt_option options[] = {
 	{ "format", required_argument, OPT_FORMAT, "FMT",
 	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto "
 	  "(Perfetto's protobuf trace); perfetto-json (Chrome's JSON);\n"
-	  "csv (--report's table)" },
+	  "csv (--report's table); svg: a flame graph of --folded, --folded-time\n"
+	  "or --folded-offcpu" },
 	{ "raw", no_argument, OPT_RAW, NULL,
 	  "numbers, not names: thread ids, syscall, errno, signal, symbol numbers" },
 	{ "kallsyms", required_argument, OPT_KALLSYMS, "FILE",
@@ -263,7 +271,7 @@ static const struct dtrace_format *parse_format(const char *s)
 {
 	static const struct dtrace_format *const formats[] = {
 		&dtrace_text, &dtrace_ctf, &dtrace_perfetto_pb, &dtrace_perfetto,
-		&dtrace_report_csv,
+		&dtrace_report_csv, &dtrace_svg,
 	};
 
 	char names[128] = "";
@@ -337,10 +345,13 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			dt->report->old_path = optarg;
 			break;
 		case OPT_FOLDED:
-			*fmt = &dtrace_folded;
-			break;
 		case OPT_FOLDED_TIME:
-			*fmt = &dtrace_folded_time;
+		case OPT_FOLDED_OFFCPU:
+			/* which stacks; --format=svg draws them, else folded lines */
+			dt->stacks = c == OPT_FOLDED ? STACKS_CALLS :
+				     c == OPT_FOLDED_TIME ? STACKS_CALL_TIME : STACKS_OFFCPU;
+			if (*fmt != &dtrace_svg)
+				*fmt = &dtrace_folded;
 			break;
 		case 'F':
 			call_filter_add(dt->call_filter, CALL_FILTER_KEEP, "--filter", optarg);
@@ -450,6 +461,8 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			kt_usage_error("--latency names probes: not with --raw");
 		dt->mask |= KTRACE_GRP_probe;
 	}
+	if ((*fmt)->flags & DTRACE_FMT_STACKS)
+		dt->mask |= stacks_groups(dt->stacks);
 }
 
 /* One file per CPU or thread: a big trace may need more than the default. */

@@ -10,15 +10,14 @@
 #include "tasks.h"
 #include "util.h"
 
-/*
- * -p: the event's process, a user stream's or, for a kernel event, the one
- * its thread belonged to then (the trace's thread:name events say it).
- */
-static bool pid_selected(const struct dtrace *dt, const struct ktfile_reader *f,
-			 const struct ktfile_event *ev)
+bool dtrace_task_selected(const struct dtrace *dt, uint32_t pid, uint32_t tid, uint64_t tsc)
 {
-	uint32_t pid = f->hdr.cpu < 0 ? f->hdr.pid : tasks_pid(dt->tasks, ev->tid, ev->tsc);
-
+	if (dt->tids && !(tid < DTRACE_MAX_TIDS && ktev_bit_test(dt->tids, tid)))
+		return false;
+	if (!dt->pids)
+		return true;
+	if (!pid)
+		pid = tasks_pid(dt->tasks, tid, tsc);
 	return pid && pid < DTRACE_MAX_TIDS && ktev_bit_test(dt->pids, pid);
 }
 
@@ -35,9 +34,12 @@ static void tasks_sync(struct dtrace *dt, struct pipeline *pl)
 	tasks_progress(dt->tasks, filling, written);
 }
 
-/* Whether @ev passes the filters. */
+/*
+ * Whether @ev passes the filters; -t and -p only where the format does not
+ * pick the tasks itself (DTRACE_FMT_OWN_TASKS).
+ */
 static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
-		     const struct ktfile_event *ev, uint64_t ns)
+		     const struct ktfile_event *ev, uint64_t ns, bool own_tasks)
 {
 	uint32_t grp = ev->code & KTRACE_GROUP_MASK;
 
@@ -45,8 +47,8 @@ static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
 		return false;
 	/* meta records (lost markers) pass -e and -t: they concern every event */
 	return !grp || ((grp & dt->mask) &&
-			(!dt->tids || (ev->tid < DTRACE_MAX_TIDS && ktev_bit_test(dt->tids, ev->tid))) &&
-			(!dt->pids || pid_selected(dt, f, ev)));
+			(own_tasks || dtrace_task_selected(dt, f->hdr.cpu < 0 ? f->hdr.pid : 0,
+							   ev->tid, ev->tsc)));
 }
 
 /* A probe hit without BASE.probes: say once where it was looked for. */
@@ -106,7 +108,7 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 			tasks_sync(dt, pl);
 			tasks_follow(dt->tasks, ev);
 		}
-		if (selected(dt, f, ev, ns)) {
+		if (selected(dt, f, ev, ns, fmt->flags & DTRACE_FMT_OWN_TASKS)) {
 			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
 
 			if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * escape: strings from trace files, escaped for text, DOT, JSON and CTF
- * metadata.  One decoder of UTF-8 serves the four styles.
+ * escape: strings from trace files, escaped for text, DOT, JSON, CTF
+ * metadata and XML.  One decoder of UTF-8 serves the five styles.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +15,12 @@ static const char hex[] = "0123456789abcdef";
 /* Bytes every style copies as they are: printable ASCII but " and \ */
 static const bool plain[256] = {
 	[' ' ... '!'] = true, ['#' ... '['] = true, [']' ... '~'] = true,
+};
+
+/* ... and those XML copies: not & ' < > either */
+static const bool plain_xml[256] = {
+	[' ' ... '!'] = true, ['#' ... '%'] = true, ['(' ... ';'] = true, ['='] = true,
+	['?' ... '['] = true, [']' ... '~'] = true,
 };
 
 /*
@@ -67,6 +73,7 @@ static char *put_bytes(char *p, const unsigned char *s, size_t n, const char *pr
 char *kt_escape(char *p, size_t room, const char *str, size_t len, enum kt_esc how)
 {
 	const unsigned char *s = (const unsigned char *)str;
+	const bool *copied = how == KT_ESC_XML ? plain_xml : plain;
 	char *end = p + room;
 	size_t i = 0;
 
@@ -75,7 +82,7 @@ char *kt_escape(char *p, size_t room, const char *str, size_t len, enum kt_esc h
 		size_t run = 0;
 
 		/* the common case, a run of printable ASCII no style changes: one copy */
-		while (i + run < len && plain[s[i + run]])
+		while (i + run < len && copied[s[i + run]])
 			run++;
 		if (run) {
 			if (run > (size_t)(end - p))
@@ -135,6 +142,23 @@ char *kt_escape(char *p, size_t room, const char *str, size_t len, enum kt_esc h
 				*t++ = '\\';
 			*t++ = n == 1 && cp >= ' ' && cp < 0x7f ? (char)cp : '?';
 			break;
+		case KT_ESC_XML: {
+			static const char *const entity[128] = {
+				['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;",
+				['"'] = "&quot;", ['\''] = "&#39;",
+			};
+
+			if (!n || control || cp == 0xfffe || cp == 0xffff) {
+				n = n ? n : 1;
+				t = stpcpy(t, "\xef\xbf\xbd");	/* U+FFFD */
+			} else if (cp < 128 && entity[cp]) {
+				t = stpcpy(t, entity[cp]);
+			} else {
+				memcpy(t, s + i, n);
+				t += n;
+			}
+			break;
+		}
 		}
 		if (t - tmp > end - p)
 			break;

@@ -16,6 +16,10 @@
  *                the result is always valid UTF-8
  *   KT_ESC_TSDL  inside a CTF metadata "string": printable ASCII only,
  *                " and \ escaped, anything else '?'
+ *   KT_ESC_XML   XML text or a quoted attribute: & < > " ' as entities,
+ *                control characters (which XML 1.0 cannot carry), bytes
+ *                that are not UTF-8 and U+FFFE/U+FFFF as U+FFFD; the
+ *                result is always valid UTF-8
  *
  * Every style writes at most KT_ESC_MAX(len) bytes for @len input bytes.
  */
@@ -30,6 +34,7 @@ enum kt_esc {
 	KT_ESC_DOT,
 	KT_ESC_JSON,
 	KT_ESC_TSDL,
+	KT_ESC_XML,
 };
 
 #define KT_ESC_MAX(len)	(6 * (len))

@@ -346,6 +346,11 @@ static const struct name_slot softirq_names[] = {
 #undef KTNAME_SIGNAL
 #undef KTNAME_SOFTIRQ
 
+const char *ktev_syscall_name(uint32_t nr)
+{
+	return nr < ARRAY_SIZE(syscall_names) && syscall_names[nr].len ? syscall_names[nr].s : NULL;
+}
+
 /* Page fault flags (KTRACE_FAULT_*), by their two bits. */
 static const struct name_slot fault_names[4] = {
 	{ "kernel|read", 11 }, { "user|read", 9 }, { "kernel|write", 12 }, { "user|write", 10 },

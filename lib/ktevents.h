@@ -118,6 +118,9 @@ extern const unsigned int ktev_nr_events;
 /* Bits of all groups of the table ("all"). */
 extern const uint32_t ktev_all_groups;
 
+/* The name of x86_64 system call @nr, "read"; NULL if it has none. */
+const char *ktev_syscall_name(uint32_t nr);
+
 /* Group bit number of @name, -1 if no such group. */
 int ktev_group_bit(const char *name);
 

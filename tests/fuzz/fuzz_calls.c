@@ -2,8 +2,9 @@
 /*
  * fuzz_calls: libFuzzer target for the call reconstruction (dtrace/calls.c)
  * and the views and export built on it: --calltree (with the thread's
- * other events), --flat, --report (text, CSV), --callgraph and the
- * Perfetto export.  The input is a user thread's stream, 8 bytes a record:
+ * other events), --flat, --report (text, CSV), --callgraph, --folded,
+ * its SVG flame graph and the Perfetto export.  The input is a user
+ * thread's stream, 8 bytes a record:
  *
  *   byte 0      what: func:enter, func:leave, func:entry, func:exit, a
  *               lost marker, a user event (low 3 bits, modulo 6)
@@ -27,6 +28,7 @@
 #include "dtrace.h"
 #include "ktfile.h"
 #include "merge.h"
+#include "stacks.h"
 
 #define MAX_RECS	4096
 
@@ -70,7 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dtrace_format *const formats[] = {
 		&dtrace_calltree, &dtrace_flat, &dtrace_report, &dtrace_report_csv,
-		&dtrace_callgraph, &dtrace_perfetto,
+		&dtrace_callgraph, &dtrace_perfetto, &dtrace_perfetto_pb, &dtrace_folded,
+		&dtrace_svg,
 	};
 	struct ktfile_header h;
 	struct ktfile_writer w;

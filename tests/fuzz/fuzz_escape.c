@@ -2,10 +2,10 @@
 /*
  * fuzz_escape: libFuzzer target for the escaping of trace strings
  * (lib/escape.c) into each output: text, quoted (probe strings), DOT
- * (--callgraph), JSON (--format=perfetto-json), TSDL (CTF metadata).  The
- * input is one string of any bytes; for each style the output must stay in
- * KT_ESC_MAX() and in the room given, and be what that output's reader
- * accepts:
+ * (--callgraph), JSON (--format=perfetto-json), TSDL (CTF metadata), XML
+ * (--format=svg).  The input is one string of any bytes; for each style the
+ * output must stay in KT_ESC_MAX() and in the room given, and be what that
+ * output's reader accepts:
  *
  *   text  valid UTF-8, no control character (C0, DEL, C1)
  *   DOT, quoted  as text, and no " that ends the string (every " escaped)
@@ -13,6 +13,8 @@
  *         for input that is valid UTF-8 without controls, decoding the
  *         escapes gives the input back
  *   TSDL  printable ASCII only, every " and \ escaped
+ *   XML   valid UTF-8, no control character, no < > " ', every & the start
+ *         of one of the five entities it writes
  *
  * Built and run by tests/fuzz/run.sh.
  */
@@ -94,12 +96,33 @@ static size_t json_decode(const char *s, size_t n, char *out)
 	return o;
 }
 
+/* No < > " ' and every & one of the entities kt_escape() writes. */
+static bool xml_clean(const char *s, size_t n)
+{
+	static const char *const entities[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&#39;" };
+
+	for (size_t i = 0; i < n; i++) {
+		bool known = false;
+
+		if (strchr("<>\"'", s[i]) && s[i])
+			return false;
+		if (s[i] != '&')
+			continue;
+		for (size_t e = 0; e < sizeof(entities) / sizeof(*entities); e++)
+			known |= n - i >= strlen(entities[e]) &&
+				 !memcmp(s + i, entities[e], strlen(entities[e]));
+		if (!known)
+			return false;
+	}
+	return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t in = strnlen((const char *)data, size), room = KT_ESC_MAX(size);
 	char *out = malloc(room + 1), *dec = malloc(room + 1);
 
-	for (int how = KT_ESC_TEXT; how <= KT_ESC_TSDL; how++) {
+	for (int how = KT_ESC_TEXT; how <= KT_ESC_XML; how++) {
 		/* all of it, then in a room too small, which must be respected */
 		for (size_t r = room; ; r /= 3) {
 			char *end = kt_escape(out, r, (const char *)data, size, how);
@@ -131,6 +154,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					if (out[i] < ' ' || out[i] > '~')
 						__builtin_trap();
 				if (!quotes_escaped(out, len))
+					__builtin_trap();
+				break;
+			case KT_ESC_XML:
+				if (!clean((unsigned char *)out, len, false) || !xml_clean(out, len))
 					__builtin_trap();
 				break;
 			}

@@ -2,12 +2,13 @@
 /*
  * fuzz_kformats: libFuzzer target for dtrace's formats on kernel streams:
  * the text (with the kernel's symbols, irq names and task names, or
- * --raw, --tsc, --absolute), the summary (-S), CTF and Perfetto.  The
+ * --raw, --tsc, --absolute), the summary (-S), CTF, Perfetto, and the
+ * off-CPU stacks (--folded-offcpu, folded and SVG).  The
  * input is one or two CPU files with their BASE.kallsyms and BASE.irqs
  * (kstream.h says how it is laid out).  Besides the sanitizers, it checks
  * what text and summary print for a terminal: no control character but
- * the newline, no line over DTRACE_LINE_MAX; and that Perfetto's JSON has
- * no raw control character.  Built and run by tests/fuzz/run.sh kformats.
+ * the newline, no line over DTRACE_LINE_MAX; and that Perfetto's JSON, the
+ * folded lines and the SVG have no raw control character.  Built and run by tests/fuzz/run.sh kformats.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "kstream.h"
+#include "stacks.h"
 
 static struct kstream ks;
 static char ctf_dir[160];
@@ -89,6 +91,10 @@ static void run_format(const struct dtrace_format *fmt)
 		rm_ctf();
 		dt.output = ctf_dir;
 	}
+	if (fmt->flags & DTRACE_FMT_STACKS) {
+		dt.stacks = STACKS_OFFCPU;
+		dt.mask |= stacks_groups(dt.stacks);
+	}
 	out_open_fd(&dt.out, fd, "out", DTRACE_OUT_SIZE);
 	dtrace_run(&dt, fmt, 1);
 	out_flush(&dt.out);
@@ -97,7 +103,7 @@ static void run_format(const struct dtrace_format *fmt)
 	len = slurp(fd);
 	if (fmt == &dtrace_text || fmt == &dtrace_summary)
 		check_terminal_text(len, true);
-	else if (fmt == &dtrace_perfetto)
+	else if (fmt == &dtrace_perfetto || (fmt->flags & DTRACE_FMT_STACKS))
 		check_terminal_text(len, false);
 	close(fd);
 }
@@ -106,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dtrace_format *const formats[] = {
 		&dtrace_text, &dtrace_summary, &dtrace_ctf, &dtrace_perfetto,
+		&dtrace_folded, &dtrace_svg,
 	};
 
 	if (!ks.dir[0]) {

@@ -5,7 +5,7 @@
 # Targets (default: all):
 #   ktfile   the trace file reader, merge and event text (seeds from ktgen)
 #   maps     dtrace's map file parser and what it prints (symbols.c)
-#   escape   the escaping of trace strings for text, DOT, JSON, CTF
+#   escape   the escaping of trace strings for text, DOT, JSON, CTF, XML
 #   calls    the call reconstruction (dtrace/calls.c) and the call views
 #            and Perfetto export on it (seeds: none, it starts from nothing)
 #   ring     ktrace-run's ring ingestion (user/ring_drain.c): header check,
