@@ -35,6 +35,57 @@
 
 #define KT_HOOK	__attribute__((visibility("default"))) KT_NOTRACE
 
+/*
+ * The call path (struct kt_shadow, for ktrace_user_stack()).  A frame is
+ * the function, its call site, the hook's CFA and return address at its
+ * entry; frames
+ * another frame's stack pointer shows are gone are dropped, as dtrace's
+ * calls.c reads the records, but with whole addresses and without looking
+ * ahead: at an entry, the frames entered below its stack pointer on the
+ * same stack (a longjmp, an exception or a switch left them); at an exit,
+ * the frames above the function's own.  Stacks further apart than
+ * KT_STACK_SPAN are other stacks (a sigaltstack handler, a coroutine's).
+ */
+static inline KT_NOTRACE void kt_shadow_push(struct kt_shadow *st, uintptr_t fn,
+					     uintptr_t site, uintptr_t sp, uintptr_t at)
+{
+	const struct kt_frame *top = kt_frame(st, st->depth - 1);
+	unsigned long d;
+
+	/* almost always: the frame on top is a little above the new one, and runs */
+	if (kt_unlikely(st->kept && !(top->sp > sp && top->sp - sp < KT_STACK_SPAN)))
+		kt_shadow_enter(st, site, sp, at);
+	/* the slot is taken first: a signal handler's calls go above it */
+	d = st->depth++;
+	/* frame d - KT_STACK_INNER's slot: the kept frames start above it */
+	st->kept = d >= KT_STACK_OUTER + KT_STACK_INNER && st->kept >= KT_STACK_INNER ?
+		KT_STACK_INNER : st->kept + 1;
+	kt_barrier();
+	*kt_frame(st, d) = (struct kt_frame){ fn, site, sp, at };
+}
+
+/*
+ * An exit at stack pointer @sp, @after_prologue or the function's CFA
+ * (see kt_func_exit()): almost always that of the frame on top, with no
+ * frame of its function below it that the exit could be of.
+ */
+static inline KT_NOTRACE void kt_shadow_pop(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
+					    bool after_prologue)
+{
+	const struct kt_frame *top = kt_frame(st, st->depth - 1), *below;
+
+	if (kt_unlikely(!st->kept || top->fn != fn || sp - top->sp >= KT_STACK_SPAN))
+		goto unwind;
+	below = kt_frame(st, st->depth - 2);
+	if (kt_unlikely(st->kept > 1 && below->fn == fn && below->sp < sp))
+		goto unwind;
+	st->depth--;
+	st->kept--;
+	return;
+unwind:
+	kt_shadow_unwind(st, fn, sp, after_prologue);
+}
+
 /* Code above 2^48 (rare): whole addresses, no stack pointer, out of the way. */
 static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, uint64_t c)
 {
@@ -50,14 +101,18 @@ static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, 
  */
 #define kt_together(x, y)	__asm__("" : "+r"(x), "+r"(y))
 
-/* @sp: the hook's CFA; @ret: its return address (exit only). */
+/* @sp: the hook's CFA; @at, @ret: its return address. */
 /* Called from the assembly below only: "used" keeps them. */
 #define KT_HOOK_BODY	KT_HIDDEN KT_NOTRACE __attribute__((used))
 
-KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
+KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp, uintptr_t at)
 {
 	uint64_t f = (uintptr_t)fn, c = (uintptr_t)site, lo, hi;
+	struct kt_stream *s = kt_self;
 
+	if (kt_unlikely(!s) && !(s = kt_stream_start(2)))
+		return;
+	kt_shadow_push(&s->stack, f, c, sp, at);
 	if (kt_unlikely((f | c) >> 48)) {
 		kt_func_wide(f, c);
 		return;
@@ -65,14 +120,18 @@ KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
 	lo = (f & 0xffffffffffffull) | (c >> 32) << 48;
 	hi = (uint32_t)c | (uint64_t)(uint32_t)sp << 32;
 	kt_together(lo, hi);
-	kt_record(KTRACE_func_enter, (uint32_t)lo, (uint32_t)(lo >> 32), true,
+	kt_record_in(s, KTRACE_func_enter, (uint32_t)lo, (uint32_t)(lo >> 32), true,
 		  (uint32_t)hi, (uint32_t)(hi >> 32));
 }
 
 KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 {
 	uint64_t f = (uintptr_t)fn, w;
+	struct kt_stream *s = kt_self;
 
+	if (kt_unlikely(!s) && !(s = kt_stream_start(1)))
+		return;
+	kt_shadow_pop(&s->stack, f, sp, ret != site);
 	/*
 	 * Only the low 32 bits of the function, wherever it is: the stack
 	 * pointer says which frame ends, the function's bits confirm it.
@@ -83,13 +142,13 @@ KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 	 */
 	w = (uint32_t)f | (uint64_t)((uint32_t)sp | (ret != site)) << 32;
 	__asm__("" : "+r"(w));
-	kt_record(KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
+	kt_record_in(s, KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
 }
 
 #if defined(__x86_64__)
 /*
  * The hooks themselves: the CFA and the return address handed on in
- * registers, two or three instructions, where __builtin_dwarf_cfa() made
+ * registers, three instructions, where __builtin_dwarf_cfa() made
  * GCC build a stack frame to compute it.
  */
 __asm__(".text\n"
@@ -97,6 +156,7 @@ __asm__(".text\n"
 	".type __cyg_profile_func_enter, @function\n"
 	"__cyg_profile_func_enter:\n"
 	"	.cfi_startproc\n"
+	"	movq (%rsp), %rcx\n"
 	"	leaq 8(%rsp), %rdx\n"
 	"	jmp kt_func_enter\n"
 	"	.cfi_endproc\n"
@@ -118,7 +178,8 @@ __asm__(".text\n"
  */
 KT_HOOK void __cyg_profile_func_enter(void *fn, void *site)
 {
-	kt_func_enter(fn, site, (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
+	kt_func_enter(fn, site, (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *),
+		      (uintptr_t)__builtin_return_address(0));
 }
 
 KT_HOOK void __cyg_profile_func_exit(void *fn, void *site)

@@ -60,6 +60,49 @@
 
 enum kt_state { KT_FREE, KT_LIVE };
 
+/*
+ * The thread's call path, kept by the -finstrument-functions hooks for
+ * ktrace_user_stack() (stack.c): @depth frames deep.  The outermost
+ * KT_STACK_OUTER frames have slots of their own; deeper ones share
+ * KT_STACK_INNER slots, frame d at KT_STACK_OUTER + (d - KT_STACK_OUTER) %
+ * KT_STACK_INNER, so that a recursion too deep to keep is counted, its
+ * innermost frames kept, and the path to it (main ...) too.  The
+ * innermost @kept frames are kept, and all those below KT_STACK_OUTER;
+ * @kept is @depth where no frame between is missing.  Written by the
+ * thread and its signal handlers only (a handler's calls return before
+ * the code it interrupted goes on).
+ */
+#define KT_STACK_OUTER	64
+#define KT_STACK_INNER	256		/* a power of two */
+
+struct kt_frame {
+	uintptr_t fn, site;
+	uintptr_t sp;			/* the hook's CFA at entry, as recorded */
+	uintptr_t at;			/* the hook's return address: where in the code */
+};
+
+struct kt_shadow {
+	unsigned long depth, kept;
+	struct kt_frame frames[KT_STACK_OUTER + KT_STACK_INNER];
+};
+
+static inline KT_NOTRACE struct kt_frame *kt_frame(const struct kt_shadow *st, unsigned long d)
+{
+	unsigned long slot = d < KT_STACK_OUTER ? d :
+		KT_STACK_OUTER + ((d - KT_STACK_OUTER) & (KT_STACK_INNER - 1));
+
+	return (struct kt_frame *)&st->frames[slot];
+}
+
+/* Whether frame @d is kept. */
+static inline KT_NOTRACE bool kt_frame_kept(const struct kt_shadow *st, unsigned long d)
+{
+	return d < KT_STACK_OUTER || d >= st->depth - st->kept;
+}
+
+/* Stack pointers further apart than this are on different stacks. */
+#define KT_STACK_SPAN	((uintptr_t)256 << 20)
+
 struct kt_stream {
 	/* written by the owner thread (and its signal handlers) */
 	uint64_t head;			/* next record to reserve */
@@ -73,6 +116,7 @@ struct kt_stream {
 	uint64_t wait_since_ns;		/* CLOCK_MONOTONIC: waiting, with
 					 * @done_seq at @wait_seq, since (0: not) */
 	uint32_t wait_seq;
+	struct kt_shadow stack;		/* the call path (func.c, stack.c) */
 
 	/* shared with the writer thread or a flush: a cache line of its own */
 	int lock __attribute__((aligned(64)));	/* tid of the thread writing the file, 0 */
@@ -93,6 +137,12 @@ extern __thread struct kt_stream *kt_self
 struct kt_stream *kt_stream_start(unsigned int n) KT_HIDDEN;
 /* Make room for @n records at @h (see above); false: drop them. */
 bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n) KT_HIDDEN;
+
+/* stack.c, for func.c: an entry not below the frame on top: drop what is gone */
+void kt_shadow_enter(struct kt_shadow *st, uintptr_t site, uintptr_t sp, uintptr_t at) KT_HIDDEN;
+/* an exit that is not of the frame on top */
+void kt_shadow_unwind(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
+		      bool after_prologue) KT_HIDDEN;
 
 /* Flush every stream; @final: the process is going away. */
 int kt_flush_all(bool final) KT_HIDDEN;
@@ -171,14 +221,12 @@ static inline KT_NOTRACE void kt_put(struct ktrace_record *r, uint64_t tsc,
  * record with @a3, @a4.
  */
 static inline __attribute__((always_inline)) KT_NOTRACE void
-kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint32_t a4)
+kt_record_in(struct kt_stream *s, uint32_t code, uint32_t a1, uint32_t a2, bool cont,
+	     uint32_t a3, uint32_t a4)
 {
 	const unsigned int n = cont ? 2 : 1;
-	struct kt_stream *s = kt_self;
 	uint64_t h, tsc;
 
-	if (kt_unlikely(!s) && !(s = kt_stream_start(n)))
-		return;
 	s->nest++;
 	kt_barrier();
 	for (;;) {
@@ -206,6 +254,17 @@ kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint3
 out:
 	kt_barrier();
 	s->nest--;
+}
+
+/* The same into the thread's stream, started on its first record. */
+static inline __attribute__((always_inline)) KT_NOTRACE void
+kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint32_t a4)
+{
+	struct kt_stream *s = kt_self;
+
+	if (kt_unlikely(!s) && !(s = kt_stream_start(cont ? 2 : 1)))
+		return;
+	kt_record_in(s, code, a1, a2, cont, a3, a4);
 }
 
 #endif /* LIBKTRACE_H */

@@ -1000,6 +1000,7 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	s->last_tsc = h.ref_tsc;
 	s->nest = 0;
 	s->wait_since_ns = 0;
+	s->stack.depth = s->stack.kept = 0;	/* a stream of a thread that ended */
 	s->limit = (s->mask + 1) / 2;
 	s->failed = false;
 	s->unwritten = 0;

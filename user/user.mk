@@ -12,7 +12,7 @@
 # visibility: it exports ktrace_user_*() and the -finstrument-functions
 # hooks, nothing else (lib/ktfile_write.c and lib/files.c go in, hidden).
 
-LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c user/env.c lib/ktfile_write.c lib/files.c
+LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c user/stack.c user/env.c lib/ktfile_write.c lib/files.c
 LIBKTRACE_OBJS	:= $(LIBKTRACE_SRCS:%.c=$(O)/obj/pic/%.o)
 LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
 LIBKTRACE_A	:= $(O)/tools/libktrace.a
