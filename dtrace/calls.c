@@ -204,6 +204,11 @@ bool calls_has_threads(const struct calls *c)
 	return false;
 }
 
+uint64_t calls_thread_last_ns(const struct call_thread *t)
+{
+	return t->nr ? t->recs[t->nr - 1].ns : 0;
+}
+
 struct call_thread **calls_threads(struct calls *c, unsigned int *nr)
 {
 	if (!c->sorted) {
@@ -264,6 +269,7 @@ static void push(struct walk *w, const struct sym_func *fn, uint64_t site, uint6
 	struct call_step s = {
 		.kind = STEP_ENTER, .repair = repair, .depth = w->depth, .ns = ns, .fn = fn,
 		.caller = w->depth ? w->stack[w->depth - 1].fn : NULL, .site = site,
+		.sp = sp & ~1u, .has_sp = has_sp,	/* bit 0: an exit's flag (entered before the trace) */
 	};
 	size_t *top = top_of(w, fn);
 

@@ -7,9 +7,9 @@
  *
  *   text.c                  one line per event (the default)
  *   summary.c               -S
- *   calltree.c, flat.c,     --calltree, --flat, --callgraph, --folded:
- *   callgraph.c, folded.c   user threads' calls, kept by calls.c, named by
- *                           symbols.c
+ *   calltree.c, flat.c,     --calltree, --flat, --callgraph, --folded,
+ *   callgraph.c, folded.c,  --stacks, --stack-budget: user threads' calls,
+ *   stacks.c                kept by calls.c, named by symbols.c
  *   ctf.c, perfetto.c       --format=ctf, --format=perfetto (fields.c names
  *                           the events' arguments)
  *
@@ -42,6 +42,8 @@ enum {
 	OPT_FLAT,
 	OPT_FOLDED,
 	OPT_FOLDED_TIME,
+	OPT_STACKS,
+	OPT_STACK_BUDGET,
 	OPT_SITES,
 	OPT_FORMAT,
 	OPT_RAW,
@@ -78,6 +80,10 @@ static const struct kt_option options[] = {
 	  "one line per call path, weighed by its calls" },
 	{ "folded-time", no_argument, OPT_FOLDED_TIME, NULL,
 	  "the same, weighed by self time in ns" },
+	{ "stacks", no_argument, OPT_STACKS, NULL,
+	  "each user thread's call path at its last record (after a crash, a kill)" },
+	{ "stack-budget", no_argument, OPT_STACK_BUDGET, NULL,
+	  "per thread: the deepest call path, the one using the most stack (bytes)" },
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
@@ -254,6 +260,12 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case OPT_FOLDED_TIME:
 			*fmt = &dtrace_folded_time;
+			break;
+		case OPT_STACKS:
+			*fmt = &dtrace_stacks;
+			break;
+		case OPT_STACK_BUDGET:
+			*fmt = &dtrace_stack_budget;
 			break;
 		case OPT_SITES:
 			dt->sites = true;
