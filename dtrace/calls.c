@@ -227,13 +227,6 @@ struct call_thread **calls_threads(struct calls *c, unsigned int *nr)
 
 /* ---- the replay ----------------------------------------------------------- */
 
-/*
- * Stack pointers: a running function's is above those of everything it
- * calls (the stack grows down), by less than this; a greater distance is
- * another stack (sigaltstack, a coroutine's own), not a frame left behind.
- */
-#define STACK_SPAN	(256u << 20)
-
 struct walk {
 	const struct calls *c;
 	struct call_thread *t;
@@ -310,7 +303,7 @@ static void note(struct walk *w, enum call_step_kind kind, uint64_t ns, const ch
 static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
 {
 	*by = (int32_t)(sp - f->sp);
-	return f->has_sp && (uint64_t)(*by < 0 ? -*by : *by) < STACK_SPAN;
+	return f->has_sp && (uint64_t)(*by < 0 ? -*by : *by) < CALLS_STACK_SPAN;
 }
 
 /*

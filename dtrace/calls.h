@@ -79,6 +79,13 @@ struct call_step {
 	const char *text;		/* EVENT, NOTE */
 };
 
+/*
+ * Stack pointers: a running function's is above those of everything it
+ * calls (the stack grows down), by less than this; a greater distance is
+ * another stack (sigaltstack, a coroutine's own), not a frame left behind.
+ */
+#define CALLS_STACK_SPAN	(256u << 20)
+
 /* The threads of @dt's user streams, none of their events yet. */
 struct calls *calls_new(struct dtrace *dt, bool with_events);
 

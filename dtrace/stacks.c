@@ -27,8 +27,6 @@
 #include "calls.h"
 #include "util.h"
 
-/* Stack pointers this close are on one stack (calls.c reads them so too). */
-#define SAME_STACK_SPAN	(256u << 20)
 /* Past this depth, "-(40)-" instead of 40 dashes (ktrace_user_stack_print()'s). */
 #define DASHES_MAX	32
 
@@ -84,7 +82,7 @@ static void stacks_step(void *ctx, struct call_thread *t, const struct call_step
 		st->has_sp[d] = s->has_sp;
 		/* the outermost frame of this stack: modular differences of the low 32 bits */
 		st->base[d] = d && s->has_sp && st->has_sp[d - 1] &&
-			(uint32_t)(st->sp[d - 1] - s->sp + SAME_STACK_SPAN) < 2 * SAME_STACK_SPAN ?
+			(uint32_t)(st->sp[d - 1] - s->sp + CALLS_STACK_SPAN) < 2 * CALLS_STACK_SPAN ?
 			st->base[d - 1] : d;
 		if (!st->budget)
 			return;
