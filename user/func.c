@@ -47,50 +47,70 @@
  * KT_STACK_SPAN are other stacks (a sigaltstack handler, a coroutine's).
  */
 static inline KT_NOTRACE void kt_shadow_push(struct kt_shadow *st, uintptr_t fn,
-					     uintptr_t site, uintptr_t sp, uintptr_t at)
+					     uintptr_t site, uintptr_t sp)
 {
-	const struct kt_frame *top = kt_frame(st, st->depth - 1);
-	unsigned long d;
+	unsigned long d = st->depth;
+	const struct kt_frame *top = kt_ring(st, d - 1);
+	struct kt_frame *f;
 
 	/* almost always: the frame on top is a little above the new one, and runs */
-	if (kt_unlikely(st->kept && !(top->sp > sp && top->sp - sp < KT_STACK_SPAN)))
-		kt_shadow_enter(st, site, sp, at);
+	if (kt_unlikely((top->sp - sp - 1 >= KT_STACK_SPAN - 1 && d) || d >= KT_STACK_RING)) {
+		kt_shadow_push_slow(st, fn, site, sp);
+		return;
+	}
 	/* the slot is taken first: a signal handler's calls go above it */
-	d = st->depth++;
-	/* frame d - KT_STACK_INNER's slot: the kept frames start above it */
-	st->kept = d >= KT_STACK_OUTER + KT_STACK_INNER && st->kept >= KT_STACK_INNER ?
-		KT_STACK_INNER : st->kept + 1;
+	st->depth = d + 1;
 	kt_barrier();
-	*kt_frame(st, d) = (struct kt_frame){ fn, site, sp, at };
+	f = kt_ring(st, d);
+	f->fn = fn;
+	f->site = site;
+	f->sp = sp;
+	f->at = kt_hook_return(sp);
+	f->depth = d;
 }
 
 /*
  * An exit at stack pointer @sp, @after_prologue or the function's CFA
  * (see kt_func_exit()): almost always that of the frame on top, with no
- * frame of its function below it that the exit could be of.
+ * frame of its function below it that the exit could be of.  A frame on
+ * top that is not kept (its slot taken by a deeper one) is popped here
+ * too when its slot's function is this one: the right thing, as the
+ * frame on top is the one that returns.
  */
 static inline KT_NOTRACE void kt_shadow_pop(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
-					    bool after_prologue)
+					    uint64_t w)
 {
-	const struct kt_frame *top = kt_frame(st, st->depth - 1), *below;
+	unsigned long d = st->depth - 1;
+	const struct kt_frame *top = kt_ring(st, d), *below = kt_ring(st, d - 1);
 
-	if (kt_unlikely(!st->kept || top->fn != fn || sp - top->sp >= KT_STACK_SPAN))
-		goto unwind;
-	below = kt_frame(st, st->depth - 2);
-	if (kt_unlikely(st->kept > 1 && below->fn == fn && below->sp < sp))
-		goto unwind;
-	st->depth--;
-	st->kept--;
-	return;
-unwind:
-	kt_shadow_unwind(st, fn, sp, after_prologue);
+	if (kt_unlikely(!st->depth || top->fn != fn || sp - top->sp >= KT_STACK_SPAN ||
+			(below->fn == fn && below->sp < sp)))
+		kt_shadow_unwind(st, fn, sp, w >> 32 & 1);	/* w: as recorded */
+	else
+		st->depth = d;
 }
 
 /* Code above 2^48 (rare): whole addresses, no stack pointer, out of the way. */
-static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, uint64_t c)
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(struct kt_stream *s,
+								    uint64_t f, uint64_t c,
+								    uintptr_t sp)
 {
-	kt_record(KTRACE_func_entry, (uint32_t)f, (uint32_t)(f >> 32), true,
-		  (uint32_t)c, (uint32_t)(c >> 32));
+	kt_shadow_push_slow(&s->stack, f, c, sp);
+	kt_record_in(s, KTRACE_func_entry, (uint32_t)f, (uint32_t)(f >> 32), true,
+		     (uint32_t)c, (uint32_t)(c >> 32));
+}
+
+KT_HIDDEN KT_NOTRACE void kt_func_enter(void *fn, void *site, uintptr_t sp);
+
+/*
+ * The thread's first record: start its stream, then record (out of the
+ * way: what the hook keeps in registers is its fast path's).
+ */
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_enter_first(void *fn, void *site,
+									   uintptr_t sp)
+{
+	if (kt_stream_start(2))
+		kt_func_enter(fn, site, sp);
 }
 
 /*
@@ -101,27 +121,39 @@ static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, 
  */
 #define kt_together(x, y)	__asm__("" : "+r"(x), "+r"(y))
 
-/* @sp: the hook's CFA; @at, @ret: its return address. */
+/* @sp: the hook's CFA; @ret: its return address (exit only). */
 /* Called from the assembly below only: "used" keeps them. */
 #define KT_HOOK_BODY	KT_HIDDEN KT_NOTRACE __attribute__((used))
 
-KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp, uintptr_t at)
+KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
 {
 	uint64_t f = (uintptr_t)fn, c = (uintptr_t)site, lo, hi;
 	struct kt_stream *s = kt_self;
 
-	if (kt_unlikely(!s) && !(s = kt_stream_start(2)))
+	if (kt_unlikely(!s)) {
+		kt_func_enter_first(fn, site, sp);
 		return;
-	kt_shadow_push(&s->stack, f, c, sp, at);
+	}
 	if (kt_unlikely((f | c) >> 48)) {
-		kt_func_wide(f, c);
+		kt_func_wide(s, f, c, sp);
 		return;
 	}
 	lo = (f & 0xffffffffffffull) | (c >> 32) << 48;
 	hi = (uint32_t)c | (uint64_t)(uint32_t)sp << 32;
 	kt_together(lo, hi);
+	kt_shadow_push(&s->stack, f, c, sp);
 	kt_record_in(s, KTRACE_func_enter, (uint32_t)lo, (uint32_t)(lo >> 32), true,
-		  (uint32_t)hi, (uint32_t)(hi >> 32));
+		     (uint32_t)hi, (uint32_t)(hi >> 32));
+}
+
+KT_HIDDEN KT_NOTRACE void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret);
+
+/* The same for an exit (a thread's first record may be one). */
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_exit_first(void *fn, void *site,
+									  uintptr_t sp, void *ret)
+{
+	if (kt_stream_start(1))
+		kt_func_exit(fn, site, sp, ret);
 }
 
 KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
@@ -129,9 +161,10 @@ KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 	uint64_t f = (uintptr_t)fn, w;
 	struct kt_stream *s = kt_self;
 
-	if (kt_unlikely(!s) && !(s = kt_stream_start(1)))
+	if (kt_unlikely(!s)) {
+		kt_func_exit_first(fn, site, sp, ret);
 		return;
-	kt_shadow_pop(&s->stack, f, sp, ret != site);
+	}
 	/*
 	 * Only the low 32 bits of the function, wherever it is: the stack
 	 * pointer says which frame ends, the function's bits confirm it.
@@ -142,13 +175,14 @@ KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 	 */
 	w = (uint32_t)f | (uint64_t)((uint32_t)sp | (ret != site)) << 32;
 	__asm__("" : "+r"(w));
+	kt_shadow_pop(&s->stack, f, sp, w);
 	kt_record_in(s, KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
 }
 
 #if defined(__x86_64__)
 /*
  * The hooks themselves: the CFA and the return address handed on in
- * registers, three instructions, where __builtin_dwarf_cfa() made
+ * registers, two or three instructions, where __builtin_dwarf_cfa() made
  * GCC build a stack frame to compute it.
  */
 __asm__(".text\n"
@@ -156,7 +190,6 @@ __asm__(".text\n"
 	".type __cyg_profile_func_enter, @function\n"
 	"__cyg_profile_func_enter:\n"
 	"	.cfi_startproc\n"
-	"	movq (%rsp), %rcx\n"
 	"	leaq 8(%rsp), %rdx\n"
 	"	jmp kt_func_enter\n"
 	"	.cfi_endproc\n"
@@ -178,8 +211,7 @@ __asm__(".text\n"
  */
 KT_HOOK void __cyg_profile_func_enter(void *fn, void *site)
 {
-	kt_func_enter(fn, site, (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *),
-		      (uintptr_t)__builtin_return_address(0));
+	kt_func_enter(fn, site, (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
 }
 
 KT_HOOK void __cyg_profile_func_exit(void *fn, void *site)

@@ -62,45 +62,36 @@ enum kt_state { KT_FREE, KT_LIVE };
 
 /*
  * The thread's call path, kept by the -finstrument-functions hooks for
- * ktrace_user_stack() (stack.c): @depth frames deep.  The outermost
- * KT_STACK_OUTER frames have slots of their own; deeper ones share
- * KT_STACK_INNER slots, frame d at KT_STACK_OUTER + (d - KT_STACK_OUTER) %
- * KT_STACK_INNER, so that a recursion too deep to keep is counted, its
- * innermost frames kept, and the path to it (main ...) too.  The
- * innermost @kept frames are kept, and all those below KT_STACK_OUTER;
- * @kept is @depth where no frame between is missing.  Written by the
- * thread and its signal handlers only (a handler's calls return before
- * the code it interrupted goes on).
+ * ktrace_user_stack() (stack.c): @depth frames deep, frame d in @ring at
+ * d % KT_STACK_RING if that slot's @depth is d, so that a recursion too
+ * deep to keep is counted and its innermost frames kept; the outermost
+ * KT_STACK_OUTER frames (main ...) are saved in @outer when a deeper one
+ * takes their slot.  The hooks' fast paths maintain nothing else.
+ * Written by the thread and its signal handlers only (a handler's calls
+ * return before the code it interrupted goes on).
  */
+#define KT_STACK_RING	256		/* a power of two */
 #define KT_STACK_OUTER	64
-#define KT_STACK_INNER	256		/* a power of two */
 
 struct kt_frame {
 	uintptr_t fn, site;
 	uintptr_t sp;			/* the hook's CFA at entry, as recorded */
 	uintptr_t at;			/* the hook's return address: where in the code */
+	unsigned long depth;		/* which frame this is */
 };
 
 struct kt_shadow {
-	unsigned long depth, kept;
-	struct kt_frame frames[KT_STACK_OUTER + KT_STACK_INNER];
+	unsigned long depth;
+	struct kt_frame ring[KT_STACK_RING];
+	struct kt_frame outer[KT_STACK_OUTER];
 };
 
-static inline KT_NOTRACE struct kt_frame *kt_frame(const struct kt_shadow *st, unsigned long d)
+static inline KT_NOTRACE struct kt_frame *kt_ring(struct kt_shadow *st, unsigned long d)
 {
-	unsigned long slot = d < KT_STACK_OUTER ? d :
-		KT_STACK_OUTER + ((d - KT_STACK_OUTER) & (KT_STACK_INNER - 1));
-
-	return (struct kt_frame *)&st->frames[slot];
+	return &st->ring[d & (KT_STACK_RING - 1)];
 }
 
-/* Whether frame @d is kept. */
-static inline KT_NOTRACE bool kt_frame_kept(const struct kt_shadow *st, unsigned long d)
-{
-	return d < KT_STACK_OUTER || d >= st->depth - st->kept;
-}
-
-/* Stack pointers further apart than this are on different stacks. */
+/* Stack pointers further apart are on different stacks (dtrace's calls.h: the same). */
 #define KT_STACK_SPAN	((uintptr_t)256 << 20)
 
 struct kt_stream {
@@ -138,8 +129,25 @@ struct kt_stream *kt_stream_start(unsigned int n) KT_HIDDEN;
 /* Make room for @n records at @h (see above); false: drop them. */
 bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n) KT_HIDDEN;
 
-/* stack.c, for func.c: an entry not below the frame on top: drop what is gone */
-void kt_shadow_enter(struct kt_shadow *st, uintptr_t site, uintptr_t sp, uintptr_t at) KT_HIDDEN;
+/*
+ * The hook's return address, from its CFA @sp: where in the instrumented
+ * function's code it was called (one entry hook call per function and per
+ * function inlined into it).
+ */
+static inline KT_NOTRACE uintptr_t kt_hook_return(uintptr_t sp)
+{
+	return ((const uintptr_t *)sp)[-1];
+}
+
+/*
+ * stack.c, for func.c: an entry not below the frame on top on its stack,
+ * or KT_STACK_RING deep or more: drop what is gone, save the outer frame
+ * whose slot it takes, then push it.
+ */
+void kt_shadow_push_slow(struct kt_shadow *st, uintptr_t fn, uintptr_t site,
+			 uintptr_t sp) KT_HIDDEN;
+/* frame @d (below st->depth), or NULL if it is not kept */
+const struct kt_frame *kt_frame_at(const struct kt_shadow *st, unsigned long d) KT_HIDDEN;
 /* an exit that is not of the frame on top */
 void kt_shadow_unwind(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
 		      bool after_prologue) KT_HIDDEN;

@@ -25,11 +25,23 @@
 #include "ktrace_user.h"
 #include "libktrace.h"
 
-static KT_NOTRACE void drop(struct kt_shadow *st, unsigned long n)
+KT_NOTRACE const struct kt_frame *kt_frame_at(const struct kt_shadow *st, unsigned long d)
 {
-	st->depth -= n;
-	st->kept -= n;
+	const struct kt_frame *f = &st->ring[d & (KT_STACK_RING - 1)];
+
+	if (f->depth == d)
+		return f;
+	if (d < KT_STACK_OUTER && st->outer[d].depth == d)
+		return &st->outer[d];
+	return NULL;
 }
+
+/* The @i-th frame from the top, if it is there and kept. */
+static KT_NOTRACE const struct kt_frame *from_top(const struct kt_shadow *st, unsigned long i)
+{
+	return i < st->depth ? kt_frame_at(st, st->depth - 1 - i) : NULL;
+}
+
 
 static KT_NOTRACE bool same_stack(uintptr_t a, uintptr_t b)
 {
@@ -46,24 +58,39 @@ static KT_NOTRACE bool same_stack(uintptr_t a, uintptr_t b)
  * it is inlined into, with that one's call site, from another place in its
  * code; from the same place (@at) it is the same code entered again, and
  * with another call site another call.  A frame above @sp runs, and so do
- * those of other stacks above it (a handler on its own stack).
+ * those of other stacks above it (a handler on its own stack).  Frames not
+ * kept end the search.
  */
-KT_NOTRACE void kt_shadow_enter(struct kt_shadow *st, uintptr_t site, uintptr_t sp, uintptr_t at)
+static KT_NOTRACE void drop_gone(struct kt_shadow *st, uintptr_t site, uintptr_t sp, uintptr_t at)
 {
 	for (;;) {
-		const struct kt_frame *f = NULL;
+		const struct kt_frame *f;
 		unsigned long i;
 
-		for (i = 0; i < st->kept; i++) {
-			f = kt_frame(st, st->depth - 1 - i);
-			if (same_stack(f->sp, sp))
-				break;
-		}
-		if (i == st->kept || f->sp > sp ||
-		    (f->sp == sp && f->at != at && f->site == site))
+		for (i = 0; (f = from_top(st, i)) && !same_stack(f->sp, sp); i++)
+			;
+		if (!f || f->sp > sp || (f->sp == sp && f->at != at && f->site == site))
 			return;
-		drop(st, i + 1);
+		st->depth -= i + 1;
 	}
+}
+
+KT_NOTRACE void kt_shadow_push_slow(struct kt_shadow *st, uintptr_t fn, uintptr_t site,
+				    uintptr_t sp)
+{
+	uintptr_t at = kt_hook_return(sp);
+	struct kt_frame *f;
+	unsigned long d;
+
+	drop_gone(st, site, sp, at);
+	d = st->depth;
+	f = kt_ring(st, d);
+	/* an outermost frame whose slot a deeper one takes: kept apart */
+	if (d >= KT_STACK_RING && f->depth == d - KT_STACK_RING && f->depth < KT_STACK_OUTER)
+		st->outer[f->depth] = *f;
+	st->depth = d + 1;
+	kt_barrier();
+	*f = (struct kt_frame){ fn, site, sp, at, d };
 }
 
 /*
@@ -73,37 +100,38 @@ KT_NOTRACE void kt_shadow_enter(struct kt_shadow *st, uintptr_t site, uintptr_t 
  * function's innermost frame left; else @sp is the function's CFA, above
  * its frame: the exit is of the outermost frame of @fn entered below it.
  * Frames on another stack among those are gone too (a handler that
- * longjmp'd away).  If the frame is not kept (entered before the thread's
- * first record, where a deep recursion's inner frames took its slot, or dropped at a switch of
- * stacks), only the frames below @sp go, and where none is kept the
- * exit is of the innermost frame not kept.
+ * longjmp'd away).  If the frame is not there (entered before the
+ * thread's first record, or dropped at a switch of stacks), only the
+ * frames below @sp go; if the search came to a frame not kept (its slot
+ * taken by a deeper one), that frame is the one that exits.
  */
 KT_NOTRACE void kt_shadow_unwind(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
 				 bool after_prologue)
 {
+	const struct kt_frame *f;
 	unsigned long i, found = 0;
 
-	for (i = 0; i < st->kept; i++) {
-		const struct kt_frame *f = kt_frame(st, st->depth - 1 - i);
+	for (i = 0; (f = from_top(st, i)); i++) {
 		bool here = same_stack(f->sp, sp);
 
 		if (here && f->sp >= sp) {
-			if (after_prologue)
-				for (unsigned long j = i; !found && j < st->kept; j++)
-					if (kt_frame(st, st->depth - 1 - j)->fn == fn)
-						found = j + 1;
+			const struct kt_frame *g;
+
+			for (unsigned long j = i; after_prologue && !found && (g = from_top(st, j)); j++)
+				if (g->fn == fn)
+					found = j + 1;
 			break;
 		}
 		if (f->fn == fn && here && !after_prologue)
 			found = i + 1;
 	}
 	if (found) {
-		drop(st, found);
+		st->depth -= found;
 		return;
 	}
-	drop(st, i);
-	if (!st->kept && st->depth && --st->depth <= KT_STACK_OUTER)
-		st->kept = st->depth;	/* down to the frames that have slots of their own */
+	st->depth -= i;
+	if (!f && st->depth)		/* the search ended at a frame not kept */
+		st->depth--;
 }
 
 /* ---- the API -------------------------------------------------------------- */
@@ -112,16 +140,15 @@ __attribute__((visibility("default"))) KT_NOTRACE
 int ktrace_user_stack(void **fns, int max)
 {
 	const struct kt_stream *s = kt_self;
-	unsigned long depth, kept;
+	unsigned long depth;
 
 	if (!s)
 		return -1;
 	depth = s->stack.depth;
-	kept = s->stack.kept;
 	for (unsigned long i = 0; i < depth && i < (unsigned long)(max > 0 ? max : 0); i++) {
-		unsigned long d = depth - 1 - i;
+		const struct kt_frame *f = kt_frame_at(&s->stack, depth - 1 - i);
 
-		fns[i] = d < KT_STACK_OUTER || i < kept ? (void *)kt_frame(&s->stack, d)->fn : NULL;
+		fns[i] = f ? (void *)f->fn : NULL;
 	}
 	return depth > INT_MAX ? INT_MAX : (int)depth;
 }
@@ -308,23 +335,26 @@ int ktrace_user_stack_print(int fd)
 	static const char dashes[DASHES_MAX] = "--------------------------------";
 	const struct kt_stream *s = kt_self;
 	struct line l = { .fd = fd };
-	unsigned long depth, kept;
+	unsigned long depth;
 
 	if (!s)
 		return -1;
 	depth = s->stack.depth;
-	kept = s->stack.kept < depth ? s->stack.kept : depth;
 	for (unsigned long d = 0; d < depth; d++) {
-		uintptr_t fn = kt_frame(&s->stack, d)->fn;
-		const char *name = name_of(fn);
+		const struct kt_frame *f = kt_frame_at(&s->stack, d);
+		const char *name;
+		unsigned long gap;
 
-		if (d >= KT_STACK_OUTER && d < depth - kept) {
+		if (!f) {
+			for (gap = 1; d + gap < depth && !kt_frame_at(&s->stack, d + gap); gap++)
+				;
 			put(&l, " [", 2);
-			put_num(&l, depth - kept - d, 10);
+			put_num(&l, gap, 10);
 			put(&l, " frames not kept]", 17);
-			d = depth - kept - 1;
+			d += gap - 1;
 			continue;
 		}
+		name = name_of(f->fn);
 		if (d) {
 			put(&l, " ", 1);
 			if (d <= DASHES_MAX) {
@@ -339,7 +369,7 @@ int ktrace_user_stack_print(int fd)
 		if (name)
 			put(&l, name, strlen(name));
 		else
-			put_num(&l, fn, 16);
+			put_num(&l, f->fn, 16);
 	}
 	put(&l, "\n", 1);
 	line_flush(&l);

@@ -1000,7 +1000,10 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	s->last_tsc = h.ref_tsc;
 	s->nest = 0;
 	s->wait_since_ns = 0;
-	s->stack.depth = s->stack.kept = 0;	/* a stream of a thread that ended */
+	/* a stream of a thread that ended: none of its frames */
+	s->stack.depth = 0;
+	for (unsigned int i = 0; i < KT_STACK_OUTER; i++)
+		s->stack.outer[i].depth = ULONG_MAX;
 	s->limit = (s->mask + 1) / 2;
 	s->failed = false;
 	s->unwritten = 0;
