@@ -4,12 +4,13 @@
 # it.  Ground truth: tests/user/stacks, which keeps its own path (each
 # function counts itself in) and knows its functions' addresses:
 #  - signal: from signal handlers at known paths (on the thread's stack,
-#    on a sigaltstack, 20 times after a siglongjmp out of the handler, then
-#    after makecontext() switches), ktrace_user_stack() gives exactly the
-#    program's depth and functions; in a recursion 2000 deep the depth and
-#    main and the innermost frames; ktrace_user_stack_print() writes
-#    exactly the program's path; untraced, both say -1 and the program
-#    runs as it does;
+#    on a sigaltstack, 20 times after a siglongjmp out of the handler, in a
+#    recursion, after one GCC inlines into itself (its inlined calls share
+#    a stack pointer), after makecontext() switches), ktrace_user_stack()
+#    gives exactly the program's depth and functions; in a recursion 2000
+#    deep the depth and main and the innermost frames;
+#    ktrace_user_stack_print() writes exactly the program's path;
+#    untraced, both say -1 and the program runs as it does;
 #  - park: 3 threads and main stop at known paths, then main calls abort()
 #    or the process gets SIGKILL: dtrace --stacks gives each thread's path
 #    exactly, and for a program that returned from everything, none.
@@ -20,10 +21,10 @@
 ok $? "signal: runs under ktrace-run, every check in it passes" \
 	"$(grep -v '^print\|^want' "$TMP/sig.out" | grep -v '^ok' | head; cat "$TMP/sig.err")"
 n=$(grep -c '^ok ' "$TMP/sig.out")
-[ "$n" -eq 25 ] && ! grep -q '^not ok' "$TMP/sig.out"
-ok $? "signal: 25 paths from handlers exactly the program's (depth, every function)" \
+[ "$n" -eq 27 ] && ! grep -q '^not ok' "$TMP/sig.out"
+ok $? "signal: 27 paths from handlers exactly the program's (depth, every function)" \
 	"$(grep '^not ok' "$TMP/sig.out" | head)"
-for shape in thread-stack sigaltstack longjmp after-longjmp after-ucontext; do
+for shape in thread-stack sigaltstack longjmp after-longjmp recursion after-inlined after-ucontext; do
 	grep "^print $shape: " "$TMP/sig.out" | cut -d' ' -f3- >"$TMP/got"
 	grep "^want $shape: " "$TMP/sig.out" | cut -d' ' -f3- >"$TMP/want"
 	[ -s "$TMP/want" ] && diff "$TMP/want" "$TMP/got" >"$TMP/diff"
@@ -40,7 +41,7 @@ ok $r "signal: 2002 deep: the outermost 64 and innermost 256 frames printed, 168
 
 KTRACE_USER_DIR= "$UT/stacks" signal >"$TMP/off.out" 2>"$TMP/off.err"
 rc=$?
-[ $rc -eq 1 ] && [ "$(grep -c 'depth -1, counted' "$TMP/off.out")" -eq 24 ] &&
+[ $rc -eq 1 ] && [ "$(grep -c 'depth -1, counted' "$TMP/off.out")" -eq 26 ] &&
 	grep -q '^not ok deep: depth -1' "$TMP/off.out"
 ok $? "untraced: ktrace_user_stack() says -1 at every check, the program runs to its end" \
 	"exit $rc; $(head -n 5 "$TMP/off.out")"

@@ -17,7 +17,8 @@
  *   stacks signal      ktrace_user_stack() from signal handlers at known
  *                      paths, compared here with the functions' addresses
  *                      (on the thread's stack, on a sigaltstack, after a
- *                      siglongjmp out of a handler, after makecontext()
+ *                      siglongjmp out of a handler, in a recursion, after
+ *                      one GCC inlines into itself, after makecontext()
  *                      switches, in a recursion deeper than the frames
  *                      kept); prints "ok WHAT" or "not ok WHAT: ..." and
  *                      ktrace_user_stack_print()'s line for each
@@ -54,7 +55,7 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Function entry and exit, counted: the path now, as dtrace writes it. */
 static __thread size_t path_len[4096];	/* the path's length at each depth */
 
-UNTRACED static void enter(const char *name)
+UNTRACED NOINLINE static void enter(const char *name)
 {
 	size_t len = strlen(path);
 
@@ -74,7 +75,7 @@ UNTRACED static void enter(const char *name)
 	}
 }
 
-UNTRACED static void leave(void)
+UNTRACED NOINLINE static void leave(void)
 {
 	path[path_len[--depth]] = '\0';
 }
@@ -245,6 +246,45 @@ NOINLINE int deep(int n)
 	return r;
 }
 
+/*
+ * A recursion signalled at its first leaf (the deepest path), which
+ * counts the LEVEL frames on the path in: fib() has no bookkeeping of its
+ * own.  fib_inlined() is shapes.c's fib, which GCC inlines into itself at
+ * -O2 (its inlined calls share a stack pointer): the path after it must
+ * be whole.
+ */
+static int fib_raised;
+
+int fib(int n, int level);
+
+UNTRACED NOINLINE static void fib_leaf(int level)
+{
+	for (int i = 0; i <= level; i++) {
+		enter("fib");
+		want[depth - 1] = (void *)fib;
+	}
+	raise(SIGUSR1);
+	for (int i = 0; i <= level; i++)
+		leave();
+}
+
+int fib(int n, int level)
+{
+	if (n <= 2) {
+		if (!fib_raised++)
+			fib_leaf(level);
+		return 1;
+	}
+	return fib(n - 1, level + 1) + fib(n - 2, level + 1);
+}
+
+int fib_inlined(int n)
+{
+	if (n <= 2)
+		return 1;
+	return fib_inlined(n - 1) + fib_inlined(n - 2);
+}
+
 static ucontext_t ctx_main, ctx_co;
 
 NOINLINE void co_body(void)
@@ -307,6 +347,11 @@ NOINLINE void run_signal(void)
 	}
 	/* the frames the handler jumped out of are gone: the paths are whole again */
 	shape = "after-longjmp";
+	sig_a();
+	shape = "recursion";
+	fib(12, 0);
+	sink += fib_inlined(20);
+	shape = "after-inlined";
 	sig_a();
 	deep(2000);
 	run_ucontext();
