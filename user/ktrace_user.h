@@ -77,8 +77,8 @@ int ktrace_user_flush(void);
  * The calling thread's call path, as the -finstrument-functions hooks
  * keep it while the thread records (from its own code or a signal or
  * crash handler): up to @max function addresses, innermost first (the
- * function that calls this), NULL for a frame not kept (only the
- * innermost 256 are).  Returns the call depth (main at depth 1 when
+ * function that calls this), NULL for a frame not kept (the outermost 64
+ * and the innermost 256 are).  Returns the call depth (main at depth 1 when
  * main is the outermost instrumented function), or -1 if the thread
  * records no calls (tracing off, or no instrumented call yet).
  * Async-signal-safe.
