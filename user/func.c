@@ -38,13 +38,16 @@
 /*
  * The call path (struct kt_shadow, for ktrace_user_stack()).  A frame is
  * the function, its call site, the hook's CFA and return address at its
- * entry; frames
- * another frame's stack pointer shows are gone are dropped, as dtrace's
- * calls.c reads the records, but with whole addresses and without looking
- * ahead: at an entry, the frames entered below its stack pointer on the
- * same stack (a longjmp, an exception or a switch left them); at an exit,
- * the frames above the function's own.  Stacks further apart than
- * KT_STACK_SPAN are other stacks (a sigaltstack handler, a coroutine's).
+ * entry.  Frames that another frame's stack pointer shows are gone are
+ * dropped, as dtrace's calls.c reads the records, but with whole
+ * addresses and without looking ahead: at an entry, the frames entered
+ * below its stack pointer on the same stack (a longjmp, an exception or a
+ * switch left them); at an exit, the frames above the function's own
+ * (stack.c).  Stacks further apart than KT_STACK_SPAN are other stacks (a
+ * sigaltstack handler, a coroutine's).  The fast paths here are a few
+ * compares and stores: the thread's first record, code above 2^48 and
+ * every repair go through functions out of the hooks' way, so that the
+ * hooks keep no more registers than the recording needs.
  */
 static inline KT_NOTRACE void kt_shadow_push(struct kt_shadow *st, uintptr_t fn,
 					     uintptr_t site, uintptr_t sp)
