@@ -134,7 +134,8 @@ KT_HOOK_BODY void kt_func_enter(void *fn, void *site, uintptr_t sp)
 	struct kt_stream *s = kt_self;
 
 	if (kt_unlikely(!s)) {
-		kt_func_enter_first(fn, site, sp);
+		if (!kt_thread_off)	/* tracing off: the hook costs no more than this */
+			kt_func_enter_first(fn, site, sp);
 		return;
 	}
 	if (kt_unlikely((f | c) >> 48)) {
@@ -165,7 +166,8 @@ KT_HOOK_BODY void kt_func_exit(void *fn, void *site, uintptr_t sp, void *ret)
 	struct kt_stream *s = kt_self;
 
 	if (kt_unlikely(!s)) {
-		kt_func_exit_first(fn, site, sp, ret);
+		if (!kt_thread_off)
+			kt_func_exit_first(fn, site, sp, ret);
 		return;
 	}
 	/*

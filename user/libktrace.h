@@ -123,6 +123,8 @@ struct kt_stream {
 
 extern __thread struct kt_stream *kt_self
 	__attribute__((tls_model("initial-exec"))) KT_HIDDEN;
+/* The thread does not record: tracing is off, its stream failed to start, or it is ending. */
+extern __thread bool kt_thread_off __attribute__((tls_model("initial-exec"))) KT_HIDDEN;
 
 /* The thread's stream, started on its first record; NULL: do not record. */
 struct kt_stream *kt_stream_start(unsigned int n) KT_HIDDEN;
