@@ -207,6 +207,11 @@ bool calls_has_threads(const struct calls *c)
 	return false;
 }
 
+uint64_t calls_thread_last_ns(const struct call_thread *t)
+{
+	return t->nr ? t->recs[t->nr - 1].ns : 0;
+}
+
 struct call_thread **calls_threads(struct calls *c, unsigned int *nr)
 {
 	if (!c->sorted) {
@@ -224,13 +229,6 @@ struct call_thread **calls_threads(struct calls *c, unsigned int *nr)
 }
 
 /* ---- the replay ----------------------------------------------------------- */
-
-/*
- * Stack pointers: a running function's is above those of everything it
- * calls (the stack grows down), by less than this; a greater distance is
- * another stack (sigaltstack, a coroutine's own), not a frame left behind.
- */
-#define STACK_SPAN	(256u << 20)
 
 struct walk {
 	const struct calls *c;
@@ -267,6 +265,7 @@ static void push(struct walk *w, const struct sym_func *fn, uint64_t site, uint6
 	struct call_step s = {
 		.kind = STEP_ENTER, .repair = repair, .depth = w->depth, .ns = ns, .fn = fn,
 		.caller = w->depth ? w->stack[w->depth - 1].fn : NULL, .site = site,
+		.sp = sp & ~1u, .has_sp = has_sp,	/* bit 0: an exit's flag (entered before the trace) */
 	};
 	size_t *top = top_of(w, fn);
 
@@ -307,7 +306,7 @@ static void note(struct walk *w, enum call_step_kind kind, uint64_t ns, const ch
 static bool sp_diff(const struct frame *f, uint32_t sp, int64_t *by)
 {
 	*by = (int32_t)(sp - f->sp);
-	return f->has_sp && (uint64_t)(*by < 0 ? -*by : *by) < STACK_SPAN;
+	return f->has_sp && (uint64_t)(*by < 0 ? -*by : *by) < CALLS_STACK_SPAN;
 }
 
 /*

@@ -72,11 +72,20 @@ struct call_step {
 					   whose exit was left out, or NULL */
 	const struct sym_func *caller;	/* ENTER, EXIT: NULL at depth 0 */
 	uint64_t site;			/* ENTER, EXIT: the call site, 0 if unknown */
+	uint32_t sp;			/* ENTER: stack pointer, low 32 bits, if @has_sp */
+	bool has_sp;
 	uint64_t entry_ns;		/* EXIT: when it was entered */
 	uint64_t callees_ns;		/* EXIT: time spent in its callees */
 	bool recursive;			/* EXIT: it is also running further down */
 	const char *text;		/* EVENT, NOTE */
 };
+
+/*
+ * Stack pointers: a running function's is above those of everything it
+ * calls (the stack grows down), by less than this; a greater distance is
+ * another stack (sigaltstack, a coroutine's own), not a frame left behind.
+ */
+#define CALLS_STACK_SPAN	(256u << 20)
 
 /* The threads of @dt's user streams, none of their events yet. */
 struct calls *calls_new(struct dtrace *dt, bool with_events);
@@ -86,6 +95,9 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 
 /* Whether calls_event() kept anything of a thread. */
 bool calls_has_threads(const struct calls *c);
+
+/* When the last event calls_event() kept of @t was. */
+uint64_t calls_thread_last_ns(const struct call_thread *t);
 
 /* The threads, in the order of their first event. */
 struct call_thread **calls_threads(struct calls *c, unsigned int *nr);
@@ -145,6 +157,8 @@ extern const struct dtrace_format dtrace_callgraph;	/* callgraph.c */
 extern const struct dtrace_format dtrace_report;	/* report.c: --report */
 extern const struct dtrace_format dtrace_flat;		/* report.c: --flat */
 extern const struct dtrace_format dtrace_report_csv;	/* report.c: --format=csv */
+extern const struct dtrace_format dtrace_stacks;	/* callpaths.c: --stacks */
+extern const struct dtrace_format dtrace_stack_budget;	/* callpaths.c: --stack-budget */
 
 /* Why a step was made up, in words (perfetto.c says it in "repaired"). */
 extern const char *const calls_repair_text[];

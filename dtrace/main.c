@@ -8,8 +8,9 @@
  *   text.c                  one line per event (the default)
  *   summary.c               -S
  *   calltree.c, report.c,   --calltree, --report (--flat, --diff),
- *   callgraph.c, folded.c   --callgraph, --folded: user threads' calls,
- *                           kept by calls.c, named by symbols.c
+ *   callgraph.c, folded.c,  --callgraph, --folded, --stacks,
+ *   callpaths.c             --stack-budget: user threads' calls, kept by
+ *                           calls.c, named by symbols.c
  *   offcpu.c, svg.c         --folded-offcpu's stacks; --format=svg draws
  *                           the folded views' stacks (stacks.c)
  *   ctf.c, perfetto_pb.c,   --format=ctf, --format=perfetto (protobuf),
@@ -54,6 +55,8 @@ enum {
 	OPT_FOLDED,
 	OPT_FOLDED_TIME,
 	OPT_FOLDED_OFFCPU,
+	OPT_STACKS,
+	OPT_STACK_BUDGET,
 	OPT_SITES,
 	OPT_FORMAT,
 	OPT_RAW,
@@ -120,6 +123,10 @@ static const struct kt_option options[] = {
 	  "call views: only calls that last TIME or more (1us, 250ns)" },
 	{ "exclude-lib", required_argument, OPT_EXCLUDE_LIB, "OBJ",
 	  "call views: not the calls of functions in OBJ (libc.so.6, a path, a glob)" },
+	{ "stacks", no_argument, OPT_STACKS, NULL,
+	  "each user thread's call path at its last record (after a crash, a kill)" },
+	{ "stack-budget", no_argument, OPT_STACK_BUDGET, NULL,
+	  "per thread: the deepest call path, the one using the most stack (bytes)" },
 	{ "sites", no_argument, OPT_SITES, NULL,
 	  "with --calltree: where each call is, inlined functions too" },
 	{ "format", required_argument, OPT_FORMAT, "FMT",
@@ -367,6 +374,12 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 			break;
 		case OPT_MIN_TIME:
 			dt->call_filter->min_ns = parse_time("--min-time", optarg);
+			break;
+		case OPT_STACKS:
+			*fmt = &dtrace_stacks;
+			break;
+		case OPT_STACK_BUDGET:
+			*fmt = &dtrace_stack_budget;
 			break;
 		case OPT_SITES:
 			dt->sites = true;

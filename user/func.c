@@ -36,11 +36,87 @@
 
 #define KT_HOOK	__attribute__((visibility("default"))) KT_NOTRACE
 
-/* Code above 2^48 (rare): whole addresses, no stack pointer, out of the way. */
-static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(uint64_t f, uint64_t c)
+/*
+ * The call path (struct kt_shadow, for ktrace_user_stack()).  A frame is
+ * the function, its call site, the hook's CFA and return address at its
+ * entry.  Frames that another frame's stack pointer shows are gone are
+ * dropped, as dtrace's calls.c reads the records, but with whole
+ * addresses and without looking ahead: at an entry, the frames entered
+ * below its stack pointer on the same stack (a longjmp, an exception or a
+ * switch left them); at an exit, the frames above the function's own
+ * (stack.c).  Stacks further apart than KT_STACK_SPAN are other stacks (a
+ * sigaltstack handler, a coroutine's).  The fast paths here are a few
+ * compares and stores: the thread's first record, code above 2^48 and
+ * every repair go through functions out of the hooks' way, so that the
+ * hooks keep no more registers than the recording needs.
+ */
+static inline KT_NOTRACE void kt_shadow_push(struct kt_shadow *st, uintptr_t fn,
+					     uintptr_t site, uintptr_t sp)
 {
-	kt_record(KTRACE_func_entry, (uint32_t)f, (uint32_t)(f >> 32), true,
-		  (uint32_t)c, (uint32_t)(c >> 32));
+	unsigned long d = st->depth;
+	const struct kt_frame *top = kt_ring(st, d - 1);
+	struct kt_frame *f;
+
+	/* almost always: the frame on top is a little above the new one, and runs */
+	if (kt_unlikely((top->sp - sp - 1 >= KT_STACK_SPAN - 1 && d) || d >= KT_STACK_RING)) {
+		kt_shadow_push_slow(st, fn, site, sp);
+		return;
+	}
+	/* the slot is taken first: a signal handler's calls go above it */
+	st->depth = d + 1;
+	kt_barrier();
+	f = kt_ring(st, d);
+	f->fn = fn;
+	f->site = site;
+	f->sp = sp;
+	f->at = kt_hook_return(sp);
+	f->depth = d;
+}
+
+/*
+ * An exit at stack pointer @sp, @after_prologue or the function's CFA
+ * (see kt_func_exit()): almost always that of the frame on top, with no
+ * frame of its function below it that the exit could be of.  A frame on
+ * top that is not kept (its slot taken by a deeper one) is popped here
+ * too when its slot's function is this one: the right thing, as the
+ * frame on top is the one that returns.
+ */
+static inline KT_NOTRACE void kt_shadow_pop(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
+					    uint64_t w)
+{
+	unsigned long d = st->depth - 1;
+	const struct kt_frame *top = kt_ring(st, d), *below = kt_ring(st, d - 1);
+
+	if (kt_unlikely(!st->depth || top->fn != fn || sp - top->sp >= KT_STACK_SPAN ||
+			(below->fn == fn && below->sp < sp)))
+		kt_shadow_unwind(st, fn, sp, w >> 32 & 1);	/* w: as recorded */
+	else
+		st->depth = d;
+}
+
+/* Code above 2^48 (rare): whole addresses, no stack pointer, out of the way. */
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_wide(struct kt_stream *s,
+								    uint64_t f, uint64_t c,
+								    uintptr_t sp)
+{
+	kt_shadow_push_slow(&s->stack, f, c, sp);
+	kt_record_in(s, KTRACE_func_entry, (uint32_t)f, (uint32_t)(f >> 32), true,
+		     (uint32_t)c, (uint32_t)(c >> 32));
+}
+
+static __attribute__((noinline)) KT_NOTRACE void record_enter_apart(uint64_t f, uint64_t c,
+								      uintptr_t sp);
+
+/*
+ * The thread's first record: start its stream, then record (out of the
+ * way: what the hook keeps in registers is its fast path's).  Past the
+ * filters already: they decided on this call once.
+ */
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_enter_first(uint64_t f, uint64_t c,
+									   uintptr_t sp)
+{
+	if (kt_stream_start(2))
+		record_enter_apart(f, c, sp);
 }
 
 /*
@@ -59,23 +135,47 @@ static inline __attribute__((always_inline)) KT_NOTRACE void
 record_enter(uint64_t f, uint64_t c, uintptr_t sp)
 {
 	uint64_t lo, hi;
+	struct kt_stream *s = kt_self;
 
+	if (kt_unlikely(!s)) {
+		if (!kt_thread_off)	/* tracing off: the hook costs no more than this */
+			kt_func_enter_first(f, c, sp);
+		return;
+	}
 	if (kt_unlikely((f | c) >> 48)) {
-		kt_func_wide(f, c);
+		kt_func_wide(s, f, c, sp);
 		return;
 	}
 	lo = (f & 0xffffffffffffull) | (c >> 32) << 48;
 	hi = (uint32_t)c | (uint64_t)(uint32_t)sp << 32;
 	kt_together(lo, hi);
-	kt_record(KTRACE_func_enter, (uint32_t)lo, (uint32_t)(lo >> 32), true,
-		  (uint32_t)hi, (uint32_t)(hi >> 32));
+	kt_shadow_push(&s->stack, f, c, sp);
+	kt_record_in(s, KTRACE_func_enter, (uint32_t)lo, (uint32_t)(lo >> 32), true,
+		     (uint32_t)hi, (uint32_t)(hi >> 32));
+}
+
+static __attribute__((noinline)) KT_NOTRACE void record_exit_apart(uint64_t f, void *site,
+								     uintptr_t sp, void *ret);
+
+/* The same for an exit (a thread's first record may be one). */
+static __attribute__((noinline, cold)) KT_NOTRACE void kt_func_exit_first(uint64_t f, void *site,
+									  uintptr_t sp, void *ret)
+{
+	if (kt_stream_start(1))
+		record_exit_apart(f, site, sp, ret);
 }
 
 static inline __attribute__((always_inline)) KT_NOTRACE void
 record_exit(uint64_t f, void *site, uintptr_t sp, void *ret)
 {
 	uint64_t w;
+	struct kt_stream *s = kt_self;
 
+	if (kt_unlikely(!s)) {
+		if (!kt_thread_off)
+			kt_func_exit_first(f, site, sp, ret);
+		return;
+	}
 	/*
 	 * Only the low 32 bits of the function, wherever it is: the stack
 	 * pointer says which frame ends, the function's bits confirm it.
@@ -86,7 +186,8 @@ record_exit(uint64_t f, void *site, uintptr_t sp, void *ret)
 	 */
 	w = (uint32_t)f | (uint64_t)((uint32_t)sp | (ret != site)) << 32;
 	__asm__("" : "+r"(w));
-	kt_record(KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
+	kt_shadow_pop(&s->stack, f, sp, w);
+	kt_record_in(s, KTRACE_func_leave, (uint32_t)w, (uint32_t)(w >> 32), false, 0, 0);
 }
 
 /*

@@ -73,6 +73,35 @@ int ktrace_user_name(unsigned int sub, const char *name, const char *format);
  */
 int ktrace_user_flush(void);
 
+/*
+ * The calling thread's call path, as the -finstrument-functions hooks
+ * keep it while the thread records (from its own code or a signal or
+ * crash handler): up to @max function addresses, innermost first (the
+ * function that calls this), NULL for a frame not kept (the outermost 64
+ * and the innermost 256 are).  Returns the call depth (main at depth 1 when
+ * main is the outermost instrumented function), or -1 if the thread
+ * records no calls (tracing off, or no instrumented call yet).
+ * Async-signal-safe.
+ */
+int ktrace_user_stack(void **fns, int max);
+
+/*
+ * Write the call path to @fd as one line, outermost first, each function
+ * after as many dashes as its depth: "main - parse -- expr --- term".
+ * Names come from the table ktrace_user_stack_symbols() made, else the
+ * addresses in hex.  Async-signal-safe (write() alone).  Returns the
+ * depth, or -1 (no call path, or write failed).
+ */
+int ktrace_user_stack_print(int fd);
+
+/*
+ * Read the function names of the program and its loaded libraries (their
+ * ELF symbol tables) for ktrace_user_stack_print(): call it before the
+ * handler may run (not async-signal-safe), again after dlopen().
+ * Returns how many names, or -1.
+ */
+int ktrace_user_stack_symbols(void);
+
 #ifndef TRACE
 #define TRACE(sub, a1, a2)	ktrace_user_event((sub), (a1), (a2))
 #endif

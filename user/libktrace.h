@@ -61,6 +61,40 @@
 
 enum kt_state { KT_FREE, KT_LIVE };
 
+/*
+ * The thread's call path, kept by the -finstrument-functions hooks for
+ * ktrace_user_stack() (stack.c): @depth frames deep, frame d in @ring at
+ * d % KT_STACK_RING if that slot's @depth is d, so that a recursion too
+ * deep to keep is counted and its innermost frames kept; the outermost
+ * KT_STACK_OUTER frames (main ...) are saved in @outer when a deeper one
+ * takes their slot.  The hooks' fast paths maintain nothing else.
+ * Written by the thread and its signal handlers only (a handler's calls
+ * return before the code it interrupted goes on).
+ */
+#define KT_STACK_RING	256		/* a power of two */
+#define KT_STACK_OUTER	64
+
+struct kt_frame {
+	uintptr_t fn, site;
+	uintptr_t sp;			/* the hook's CFA at entry, as recorded */
+	uintptr_t at;			/* the hook's return address: where in the code */
+	unsigned long depth;		/* which frame this is */
+};
+
+struct kt_shadow {
+	unsigned long depth;
+	struct kt_frame ring[KT_STACK_RING];
+	struct kt_frame outer[KT_STACK_OUTER];
+};
+
+static inline KT_NOTRACE struct kt_frame *kt_ring(struct kt_shadow *st, unsigned long d)
+{
+	return &st->ring[d & (KT_STACK_RING - 1)];
+}
+
+/* Stack pointers further apart are on different stacks (dtrace's calls.h: the same). */
+#define KT_STACK_SPAN	((uintptr_t)256 << 20)
+
 struct kt_stream {
 	/* written by the owner thread (and its signal handlers) */
 	uint64_t head;			/* next record to reserve */
@@ -74,6 +108,7 @@ struct kt_stream {
 	uint64_t wait_since_ns;		/* CLOCK_MONOTONIC: waiting, with
 					 * @done_seq at @wait_seq, since (0: not) */
 	uint32_t wait_seq;
+	struct kt_shadow stack;		/* the call path (func.c, stack.c) */
 
 	/* shared with the writer thread or a flush: a cache line of its own */
 	int lock __attribute__((aligned(64)));	/* tid of the thread writing the file, 0 */
@@ -89,11 +124,36 @@ struct kt_stream {
 
 extern __thread struct kt_stream *kt_self
 	__attribute__((tls_model("initial-exec"))) KT_HIDDEN;
+/* The thread does not record: tracing is off, its stream failed to start, or it is ending. */
+extern __thread bool kt_thread_off __attribute__((tls_model("initial-exec"))) KT_HIDDEN;
 
 /* The thread's stream, started on its first record; NULL: do not record. */
 struct kt_stream *kt_stream_start(unsigned int n) KT_HIDDEN;
 /* Make room for @n records at @h (see above); false: drop them. */
 bool kt_slow_path(struct kt_stream *s, uint64_t h, unsigned int n) KT_HIDDEN;
+
+/*
+ * The hook's return address, from its CFA @sp: where in the instrumented
+ * function's code it was called (one entry hook call per function and per
+ * function inlined into it).
+ */
+static inline KT_NOTRACE uintptr_t kt_hook_return(uintptr_t sp)
+{
+	return ((const uintptr_t *)sp)[-1];
+}
+
+/*
+ * stack.c, for func.c: an entry not below the frame on top on its stack,
+ * or KT_STACK_RING deep or more: drop what is gone, save the outer frame
+ * whose slot it takes, then push it.
+ */
+void kt_shadow_push_slow(struct kt_shadow *st, uintptr_t fn, uintptr_t site,
+			 uintptr_t sp) KT_HIDDEN;
+/* frame @d (below st->depth), or NULL if it is not kept */
+const struct kt_frame *kt_frame_at(const struct kt_shadow *st, unsigned long d) KT_HIDDEN;
+/* an exit that is not of the frame on top */
+void kt_shadow_unwind(struct kt_shadow *st, uintptr_t fn, uintptr_t sp,
+		      bool after_prologue) KT_HIDDEN;
 
 /* Flush every stream; @final: the process is going away. */
 int kt_flush_all(bool final) KT_HIDDEN;
@@ -172,14 +232,12 @@ static inline KT_NOTRACE void kt_put(struct ktrace_record *r, uint64_t tsc,
  * record with @a3, @a4.
  */
 static inline __attribute__((always_inline)) KT_NOTRACE void
-kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint32_t a4)
+kt_record_in(struct kt_stream *s, uint32_t code, uint32_t a1, uint32_t a2, bool cont,
+	     uint32_t a3, uint32_t a4)
 {
 	const unsigned int n = cont ? 2 : 1;
-	struct kt_stream *s = kt_self;
 	uint64_t h, tsc;
 
-	if (kt_unlikely(!s) && !(s = kt_stream_start(n)))
-		return;
 	s->nest++;
 	kt_barrier();
 	for (;;) {
@@ -207,6 +265,17 @@ kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint3
 out:
 	kt_barrier();
 	s->nest--;
+}
+
+/* The same into the thread's stream, started on its first record. */
+static inline __attribute__((always_inline)) KT_NOTRACE void
+kt_record(uint32_t code, uint32_t a1, uint32_t a2, bool cont, uint32_t a3, uint32_t a4)
+{
+	struct kt_stream *s = kt_self;
+
+	if (kt_unlikely(!s) && !(s = kt_stream_start(cont ? 2 : 1)))
+		return;
+	kt_record_in(s, code, a1, a2, cont, a3, a4);
 }
 
 #endif /* LIBKTRACE_H */

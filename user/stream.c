@@ -62,8 +62,7 @@
 #define TSC_HZ_MAX		100000000000ull
 
 __thread struct kt_stream *kt_self __attribute__((tls_model("initial-exec")));
-/* the thread does not record: it failed to start, or it is ending */
-static __thread bool thread_off __attribute__((tls_model("initial-exec")));
+__thread bool kt_thread_off __attribute__((tls_model("initial-exec")));
 /* starting its stream: records of signal handlers now are counted as lost */
 static __thread bool thread_starting __attribute__((tls_model("initial-exec")));
 static __thread uint64_t start_lost __attribute__((tls_model("initial-exec")));
@@ -1001,6 +1000,10 @@ static KT_NOTRACE struct kt_stream *open_stream(void)
 	s->last_tsc = h.ref_tsc;
 	s->nest = 0;
 	s->wait_since_ns = 0;
+	/* a stream of a thread that ended: none of its frames */
+	s->stack.depth = 0;
+	for (unsigned int i = 0; i < KT_STACK_OUTER; i++)
+		s->stack.outer[i].depth = ULONG_MAX;
 	s->limit = (s->mask + 1) / 2;
 	s->failed = false;
 	s->unwritten = 0;
@@ -1036,7 +1039,7 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
 {
 	struct kt_stream *s;
 
-	if (thread_off)
+	if (kt_thread_off)
 		return NULL;
 	if (thread_starting) {	/* a signal handler, or what we call, records */
 		start_lost += n;
@@ -1055,7 +1058,7 @@ KT_NOTRACE struct kt_stream *kt_stream_start(unsigned int n)
 			pthread_setspecific(kt.key, s);
 			kt_self = s;
 		} else {
-			thread_off = true;	/* no retry at every record */
+			kt_thread_off = true;	/* no retry at every record */
 		}
 	}
 	kt_barrier();
@@ -1159,7 +1162,7 @@ static KT_NOTRACE void end_thread(void *arg)
 	struct kt_stream *s = arg;
 
 	/* records of destructors that run after this one are not kept */
-	thread_off = true;
+	kt_thread_off = true;
 	kt_self = NULL;
 	if (s->nest == 0)	/* else the thread left from a signal handler mid-record */
 		__atomic_store_n(&s->shm->committed, s->head, __ATOMIC_RELEASE);
@@ -1283,7 +1286,7 @@ static KT_NOTRACE void at_fork_child(void)
 	}
 	kt_maps_fork_child();
 	kt_self = NULL;
-	thread_off = false;
+	kt_thread_off = false;
 	thread_starting = false;
 	start_lost = 0;
 	kt.pid = 0;
@@ -1361,17 +1364,17 @@ KT_NOTRACE bool kt_tracing_env(struct kt_env *e)
  */
 KT_NOTRACE uintptr_t kt_vfork_save(void)
 {
-	return (uintptr_t)kt_self | thread_off;
+	return (uintptr_t)kt_self | kt_thread_off;
 }
 
 KT_NOTRACE void kt_vfork_child(void)
 {
 	kt_self = NULL;
-	thread_off = true;
+	kt_thread_off = true;
 }
 
 KT_NOTRACE void kt_vfork_parent(uintptr_t saved)
 {
 	kt_self = (struct kt_stream *)(saved & ~(uintptr_t)1);
-	thread_off = saved & 1;
+	kt_thread_off = saved & 1;
 }

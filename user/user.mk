@@ -12,8 +12,8 @@
 # visibility: it exports ktrace_user_*() and the -finstrument-functions
 # hooks, nothing else (lib/ktfile_write.c and lib/files.c go in, hidden).
 
-LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c user/env.c user/filter.c lib/ktfile_write.c \
-		   lib/files.c lib/funcpat.c
+LIBKTRACE_SRCS	:= user/stream.c user/maps.c user/func.c user/stack.c user/env.c user/filter.c \
+		   lib/ktfile_write.c lib/files.c lib/funcpat.c
 LIBKTRACE_OBJS	:= $(LIBKTRACE_SRCS:%.c=$(O)/obj/pic/%.o)
 LIBKTRACE_SO	:= $(O)/tools/libktrace.so.0
 LIBKTRACE_A	:= $(O)/tools/libktrace.a
@@ -67,6 +67,7 @@ UT_FLAGS	:= -O2 -g -finstrument-functions -pthread
 USER_TEST_PROGS	:= $(UT)/libcalls.so $(UT)/calls $(UT)/calls-nopie $(UT)/calls-stripped \
 		   $(UT)/events $(UT)/events-static $(UT)/sigstress $(UT)/jumps $(UT)/loop \
 		   $(UT)/loop-plain $(UT)/loop-pg $(UT)/kfake $(UT)/dlopen $(UT)/hostile-ring \
+		   $(UT)/stacks \
 		   $(if $(shell command -v $(CXX)),$(UT)/exceptions)
 
 .PHONY: user-test-progs
@@ -103,6 +104,11 @@ $(UT)/sigstress: tests/user/sigstress.c user/ktrace_user.h $(LIBKTRACE_SO) $(O)/
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -pthread -Iuser -o $@ $< -L$(O)/tools -lktrace \
 		-Wl,-rpath,'$$ORIGIN/../../tools'
+
+# knows its own call paths: ktrace_user_stack(), dtrace --stacks and --stack-budget
+$(UT)/stacks: tests/user/stacks.c user/ktrace_user.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so
+	@mkdir -p $(@D)
+	$(CC) $(UT_FLAGS) -Iuser -o $@ $< -L$(O)/tools -lktrace -Wl,-rpath,'$$ORIGIN/../../tools'
 
 # a program attacking ktrace-run through its rings (the ring protocol's structs)
 $(UT)/hostile-ring: tests/user/hostile-ring.c user/ring.h $(LIBKTRACE_SO) $(O)/tools/libktrace.so

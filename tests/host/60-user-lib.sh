@@ -13,7 +13,8 @@ nm -D --defined-only "$LIBKTRACE" | awk '{ print $3 }' | sort >"$TMP/exports"
 # around it; spawn and exec, to pass tracing on; vfork, to keep the child's
 # calls out of the parent's stream
 printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit dlclose execve execvpe \
-	fexecve ktrace_user_event ktrace_user_flush ktrace_user_name posix_spawn posix_spawnp \
+	fexecve ktrace_user_event ktrace_user_flush ktrace_user_name ktrace_user_stack \
+	ktrace_user_stack_print ktrace_user_stack_symbols posix_spawn posix_spawnp \
 	vfork >"$TMP/exports.want"
 diff -u "$TMP/exports.want" "$TMP/exports" >"$TMP/exports.diff"
 ok $? "libktrace.so exports the API and the hooks, nothing else" "$(cat "$TMP/exports.diff")"
