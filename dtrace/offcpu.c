@@ -12,13 +12,15 @@
  *                the calls it was in when switched out
  *   sys_read     the system call it was in, where the trace has the
  *                thread's syscall events
- *   [blocked]    a sched:wakeup of it came before it ran again: it had
- *                gone to sleep (I/O, a lock, a sleep)
- *   [preempted]  it ran again without one: it was runnable all along
- *                (preempted, or it yielded)
+ *   [sleeping]   its state when switched out (sched:switch records it):
+ *   [blocked]    S, D, R or R+ (preempted), T or t, P, I, X or Z
+ *   [preempted]
+ *   [stopped] [parked] [idle] [dead]
  *
- * The reason is what followed the switch: the records have no task state
- * (the kernel records prev and next, kernel/ktrace/module.c).  Left out:
+ * A file from before the kernel recorded the state says only what followed
+ * the switch: [blocked] if a sched:wakeup of the thread came before it ran
+ * again (it had gone to sleep), else [preempted] (runnable all along).
+ * Left out:
  * the idle task, a switch out with no switch in after it (the trace ended,
  * or the thread exited: thread:exit ends it, so that a reused tid starts
  * anew), and a switch in with no switch out before it.
@@ -37,6 +39,7 @@ struct offcpu_task {
 	uint32_t name;			/* its comm-tid then (stacks_name()) */
 	uint32_t syscall;		/* nr + 1 of the system call it is in, 0: none */
 	uint32_t out_syscall;		/* ... that it was in when switched out */
+	int state;			/* sched_switch's prev_state when switched out, -1: none */
 	bool out, woken, exited;
 };
 
@@ -44,8 +47,25 @@ struct offcpu_task {
 struct offcpu_span {
 	uint64_t out_ns, in_ns;
 	uint32_t tid, name, syscall;
+	int state;
 	bool woken;
 };
+
+/* Why a thread was off CPU: its state when switched out, else what followed. */
+static const char *off_reason(const struct offcpu_span *sp)
+{
+	static const char *const by_bit[] = {	/* TASK_REPORT bits, as %W names them */
+		"[sleeping]", "[blocked]", "[stopped]", "[stopped]", "[dead]", "[dead]",
+		"[parked]", "[idle]",
+	};
+
+	if (sp->state < 0)
+		return sp->woken ? "[blocked]" : "[preempted]";
+	for (unsigned int i = 0; i < ARRAY_SIZE(by_bit); i++)
+		if (sp->state & (1 << i))
+			return by_bit[i];
+	return "[preempted]";	/* R, or R+: runnable */
+}
 
 /*
  * A thread with a user stream is folded at the end, when its calls are
@@ -97,7 +117,7 @@ static void add_span(struct stacks *s, const uint32_t *calls, unsigned int depth
 		     const struct offcpu_span *sp)
 {
 	uint32_t node = stacks_child(s, 0, sp->name);
-	const char *reason = sp->woken ? "[blocked]" : "[preempted]";
+	const char *reason = off_reason(sp);
 
 	for (unsigned int d = 0; d < depth; d++)
 		node = stacks_child(s, node, calls[d]);
@@ -119,7 +139,7 @@ static void switched_in(struct stacks *s, struct offcpu_task *t, uint32_t tid, u
 	struct offcpu *oc = s->offcpu;
 	struct offcpu_span sp = {
 		.out_ns = t->out_ns, .in_ns = ns, .tid = tid, .name = t->name,
-		.syscall = t->out_syscall, .woken = t->woken,
+		.syscall = t->out_syscall, .state = t->state, .woken = t->woken,
 	};
 
 	t->out = false;
@@ -160,6 +180,7 @@ void offcpu_event(struct dtrace *dt, struct stacks *s, const struct dtrace_event
 		}
 		t->out = true;
 		t->woken = false;
+		t->state = ev->nr_args >= 4 ? (int)(ev->args[2] & 0xffff) : -1;
 		t->out_ns = e->ns;
 		t->out_syscall = t->syscall;
 		t->name = stacks_name(s, name, tasks_put_named(&e->names, name, ev->args[0], 0) - name);

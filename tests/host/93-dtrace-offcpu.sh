@@ -145,4 +145,21 @@ check "-e sched: no call or system call frames" \
 dt --folded-offcpu calls.pid7.tid7
 check "no context switches: exit 0, no line, a warning naming sched:switch" \
 	'[ $rc -eq 0 ] && [ ! -s out ] && grep -q "no context switches (sched:switch)" err'
+# A kernel that records the state (sched:switch's continuation record):
+# the reason is the state the thread was switched out in, whatever
+# followed.  Hand-made, the spans worked out by hand: a-100 sleeps (S)
+# 0.5-1.5 us, is preempted (R+) 4.5-5.5; b-101 blocks (D) 1.5-4.5, is
+# switched out runnable (R) 5.5-9.0; a-100's last switch out has no end.
+NAME=$(((1 << 1) | (4 << 24))) C0=$((1 << 22)) C1=$(((1 << 22) | (1 << 23) | (1 << 24)))
+SE=$(((1 << 22) | (1 << 23)))
+sw() { echo "$1:$SWITCH:$2:$3:$2 $1:$SE:$4:120:$2"; }
+$MKTRACE st.cpu0 --cpu 0 500:$NAME:100:100:100 500:$C0:0x61:0:100 500:$C1:0:0:100 \
+	500:$NAME:101:101:100 500:$C0:0x62:0:100 500:$C1:0:0:100 \
+	$(sw 1000 100 101 1) $(sw 2000 101 100 2) $(sw 5000 100 101 0x100) $(sw 6000 101 100 0) \
+	$(sw 9000 100 0 1) $(sw 9500 0 101 0)
+dt --folded-offcpu st.cpu0
+printf '%s\n' 'a-100;[preempted] 1000' 'a-100;[sleeping] 1000' 'b-101;[blocked] 3000' \
+	'b-101;[preempted] 3500' >st.want
+check "recorded states: sleeping (S), blocked (D), preempted (R+, R), as worked out by hand" \
+	'[ $rc -eq 0 ] && sort out | diff -u st.want -'
 done_testing
