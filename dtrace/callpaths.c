@@ -115,28 +115,13 @@ static void stacks_step(void *ctx, struct call_thread *t, const struct call_step
 	}
 }
 
-static void put_str(struct outbuf *o, const char *s)
-{
-	size_t len = strlen(s);
-
-	while (len) {
-		char *p = out_reserve(o);
-		size_t n = len < DTRACE_LINE_MAX / 2 ? len : DTRACE_LINE_MAX / 2;
-
-		memcpy(p, s, n);
-		out_commit(o, p + n);
-		s += n;
-		len -= n;
-	}
-}
-
 /* "main - parse -- expr", and the end of the line */
 static void put_path(struct outbuf *o, const struct path *p)
 {
 	char *q;
 
 	if (!p->nr)
-		put_str(o, "(none running)");
+		out_write(o, "(none running)", strlen("(none running)"));
 	for (unsigned int d = 0; d < p->nr; d++) {
 		q = out_reserve(o);
 		if (d) {
@@ -154,7 +139,7 @@ static void put_path(struct outbuf *o, const struct path *p)
 			*q++ = ' ';
 		}
 		out_commit(o, q);
-		put_str(o, p->fns[d]->name);
+		out_write(o, p->fns[d]->name, strlen(p->fns[d]->name));
 	}
 	q = out_reserve(o);
 	*q++ = '\n';

@@ -53,6 +53,8 @@ void out_flush(struct outbuf *o);			/* dies on a write error */
 void out_close(struct outbuf *o);
 void out_printf(struct outbuf *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* @len bytes of @s, any length (names as long as C++ makes them). */
+void out_write(struct outbuf *o, const void *s, size_t len);
 
 /* Where to write up to DTRACE_LINE_MAX bytes; out_commit() the end after. */
 static inline char *out_reserve(struct outbuf *o)

@@ -21,19 +21,6 @@
 #include "util.h"
 
 /* @len bytes at @s, in pieces out_reserve() can take: a name may be long */
-static void put_bytes(struct outbuf *o, const char *s, size_t len)
-{
-	while (len) {
-		char *p = out_reserve(o);
-		size_t n = len < DTRACE_LINE_MAX / 2 ? len : DTRACE_LINE_MAX / 2;
-
-		memcpy(p, s, n);
-		out_commit(o, p + n);
-		s += n;
-		len -= n;
-	}
-}
-
 static void folded_end(struct dtrace *dt, struct outbuf *o)
 {
 	struct stacks *s = stacks_finish(dt);
@@ -57,9 +44,9 @@ static void folded_end(struct dtrace *dt, struct outbuf *o)
 		while (depth--) {
 			const char *name = s->names[s->nodes[path[depth]].name];
 
-			put_bytes(o, name, strlen(name));
+			out_write(o, name, strlen(name));
 			if (depth)
-				put_bytes(o, ";", 1);
+				out_write(o, ";", 1);
 		}
 		q = out_reserve(o);
 		*q++ = ' ';

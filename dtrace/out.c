@@ -161,3 +161,18 @@ void out_printf(struct outbuf *o, const char *fmt, ...)
 	}
 	free(big);
 }
+
+void out_write(struct outbuf *o, const void *s, size_t len)
+{
+	const char *c = s;
+
+	while (len) {
+		char *p = out_reserve(o);
+		size_t n = len < DTRACE_LINE_MAX / 2 ? len : DTRACE_LINE_MAX / 2;
+
+		memcpy(p, c, n);
+		out_commit(o, p + n);
+		c += n;
+		len -= n;
+	}
+}

@@ -272,19 +272,6 @@ struct pbt {
 
 /* ---- packets -------------------------------------------------------------- */
 
-static void out_bytes(struct outbuf *o, const uint8_t *s, size_t n)
-{
-	while (n) {
-		char *p = out_reserve(o);
-		size_t room = o->end - p, k = n < room ? n : room;
-
-		memcpy(p, s, k);
-		out_commit(o, p + k);
-		s += k;
-		n -= k;
-	}
-}
-
 static struct pb *packet_begin(struct pbt *t, uint64_t ns, unsigned int seq)
 {
 	t->pkt.len = 0;
@@ -302,8 +289,8 @@ static void packet_end(struct pbt *t, struct outbuf *o)
 
 	pb_tag(&h, TRACE_PACKET, WT_LEN);
 	pb_varint(&h, t->pkt.len);
-	out_bytes(o, h.buf, h.len);
-	out_bytes(o, t->pkt.buf, t->pkt.len);
+	out_write(o, h.buf, h.len);
+	out_write(o, t->pkt.buf, t->pkt.len);
 }
 
 /* The clock snapshot at the first event, @e; and the kernel release. */

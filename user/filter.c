@@ -188,17 +188,7 @@ static KT_NOTRACE int add_object(struct dl_phdr_info *info, size_t size, void *a
 	const char *path = info->dlpi_name;
 	struct object *o;
 
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < start)
-			start = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > end)
-			end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
-	if (start >= end || (f->addr && (f->addr < start || f->addr >= end)))
+	if (!kt_object_span(info, &start, &end) || (f->addr && (f->addr < start || f->addr >= end)))
 		return 0;
 	for (unsigned int i = 0; i < flt.nr_objs; i++)
 		if (flt.objs[i].start == start && flt.objs[i].end == end)

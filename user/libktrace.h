@@ -189,6 +189,9 @@ void kt_maps_fork_child(void) KT_HIDDEN;
 void kt_maps_library_change(void) KT_HIDDEN;
 /* Whether libraries were loaded or unloaded since the last snapshot. */
 bool kt_maps_changed(void) KT_HIDDEN;
+struct dl_phdr_info;
+/* Where a loaded object's PT_LOAD segments are: [*start, *end), false if none. */
+bool kt_object_span(const struct dl_phdr_info *info, uintptr_t *start, uintptr_t *end) KT_HIDDEN;
 
 static inline KT_NOTRACE uint64_t kt_rdtsc(void)
 {

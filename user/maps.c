@@ -208,6 +208,25 @@ static KT_NOTRACE bool mapped_path(uintptr_t addr, char *path, size_t size)
 	return found;
 }
 
+
+KT_NOTRACE bool kt_object_span(const struct dl_phdr_info *info, uintptr_t *start,
+			       uintptr_t *end)
+{
+	*start = UINTPTR_MAX;
+	*end = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < *start)
+			*start = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > *end)
+			*end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	return *start < *end;
+}
+
 static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct maps_out *o = arg;
@@ -223,17 +242,7 @@ static KT_NOTRACE int put_object(struct dl_phdr_info *info, size_t size, void *a
 		path[n] = '\0';
 		name = path;
 	}
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < start)
-			start = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > end)
-			end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
-	if (start >= end)
+	if (!kt_object_span(info, &start, &end))
 		return 0;
 	/*
 	 * dlopen("./libfoo.so") keeps the name as given, relative to the
