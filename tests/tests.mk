@@ -54,3 +54,13 @@ $(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A
 $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -pthread -o $@ $< -ldl
+
+# The probe tests' evaluator of fetch programs (ptrace) and their C++
+# program (tests/host/97-probe-eval.sh, 98-probe-debsrc.sh).
+$(O)/tests/probe-eval: tests/probe/probe-eval.c include/uapi/linux/ktrace.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Iinclude/uapi -o $@ $<
+
+$(O)/tests/probe-shapes: tests/probe/shapes.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -o $@ $<

@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# ktrace -P compiles field paths through DWARF into the kernel's fetch
+# program, and that program reads what the source means: on a C++ program
+# of ours (tests/probe/shapes.cc: `this`, a reference and smart pointers to
+# an integer field, inheritance, a struct passed by hidden reference,
+# stack-passed arguments, std::string, a return value), the programs ktrace
+# hands to KTRACE_IOC_PROBE_ADD (recorded by the fake device) are run at a
+# breakpoint on each function by tests/probe/probe-eval.c (the kernel's
+# semantics over ptrace and process_vm_readv), and every value must be the
+# one gdb prints for the same expression at the same function, hit by hit
+# (ground truth: gdb's own DWARF reading, tests/probe/gdb-truth.py).  The
+# offsets -L prints are gdb's offsetof; the ioctl's arguments, BASE.probes
+# and every bad spec's message are checked too.
+. "$(dirname "$0")/fakedev-common.sh"
+
+command -v gdb >/dev/null || skip_all "gdb not installed"
+make -s -C "$ROOT" O="$O" "$O/tests/probe-eval" "$O/tests/probe-shapes" >"$T/err" 2>&1
+ok $? "build probe-eval and the C++ program" "$(cat "$T/err")"
+S=$ROOT/$O/tests/probe-shapes
+EVAL=$ROOT/$O/tests/probe-eval
+export KTFAKE_PROBES=$T/probes.log
+
+enq="this.depth req.base_id type=req.msg.header.type req.msg.header.delta"
+enq="$enq req.name:str16 up.msg.seq sp.base_id ip.px.base_id req.msg->header.magic:x32"
+fk -v -o t -P "$S:Queue::enqueue $enq" \
+   -P "$S:Queue::stack_args a6 a7 a8 a1 \$arg3 this->total" \
+   -P "$S:Queue::stack_args%return \$retval" \
+   -P "$S:Queue::by_ref big.a big.label:str20 s:str12 big.c" -- true
+ok $rc "ktrace -P with four probes records on the fake device" "$(cat "$T/err")"
+
+# the ioctl's arguments: ids, flags (return, children), the child's pid, offsets
+pid=$(sed -n 's/.*started true, pid \([0-9]*\).*/\1/p' "$T/err")
+off=0x$(nm "$S" | awk '/ _ZN5Queue7enqueue/ { sub(/^0+/, "", $1); print $1 }')
+check "four KTRACE_IOC_PROBE_ADD calls" '[ "$(grep -c "^probe " probes.log)" = 4 ]'
+check "each names the command's pid ($pid), with KTRACE_PROBE_CHILDREN" \
+	'[ -n "$pid" ] && [ "$(awk -v p="$pid" "\$5 == p && (\$3 == 2 || \$3 == 3)" probes.log | wc -l)" = 4 ]'
+check "the return probe has KTRACE_PROBE_RETURN" 'awk "\$2 == 3 && \$3 == 3" probes.log | grep -q .'
+check "enqueue's offset is its symbol's ($off, nm; ET_DYN: address = offset here)" \
+	'awk "\$2 == 1" probes.log | grep -q " $off "'
+check "the binary the fd names is the program" 'awk "\$2 == 1 { print \$7 }" probes.log | grep -qx "$S"'
+
+# BASE.probes: mode, header, lines
+check "t.probes is mode 0600" '[ "$(stat -c %a t.probes)" = 600 ]'
+check "t.probes starts with its version line" '[ "$(head -n 1 t.probes)" = "# ktrace probes 1" ]'
+check "probe lines: 7 TAB-separated fields, names as given" \
+	'[ "$(awk -F"\t" "/^probe/ && NF == 7" t.probes | wc -l)" = 4 ] &&
+	 grep -qP "^probe\t3\treturn\t[0-9a-f]{40}\t0x[0-9a-f]+\t$S\tQueue::stack_args%return$" t.probes'
+check "value lines: alias, types from DWARF and from :TYPE" \
+	'grep -qP "^value\t1\t2\tu16\ttype$" t.probes && grep -qP "^value\t1\t3\ts16\treq.msg.header.delta$" t.probes &&
+	 grep -qP "^value\t1\t4\tstr16\treq.name$" t.probes && grep -qP "^value\t1\t8\tx32\treq.msg->header.magic$" t.probes &&
+	 grep -qP "^value\t2\t4\tx64\t\\\$arg3$" t.probes'
+
+# the same values as gdb, hit by hit
+"$EVAL" probes.log t.probes "$S" 3 >eval.all 2>eval.err
+ok $? "probe-eval runs the programs" "$(cat eval.err)"
+grep "^probe:" eval.all >eval.out
+tab=$(printf '\t')
+cat >truth <<TRUTH
+Queue::enqueue${tab}Queue::enqueue${tab}this.depth${tab}this->depth${tab}d${tab}req.base_id${tab}req.base_id${tab}d${tab}type${tab}req.msg->header.type${tab}u${tab}req.msg.header.delta${tab}req.msg->header.delta${tab}d${tab}req.name${tab}req.name._M_dataplus._M_p${tab}s16${tab}up.msg.seq${tab}req.msg->seq${tab}d${tab}sp.base_id${tab}sp._M_ptr->base_id${tab}d${tab}ip.px.base_id${tab}ip.px->base_id${tab}d${tab}req.msg->header.magic${tab}req.msg->header.magic${tab}x32
+Queue::stack_args${tab}Queue::stack_args${tab}a6${tab}a6${tab}d${tab}a7${tab}a7${tab}d${tab}a8${tab}a8${tab}d${tab}a1${tab}a1${tab}d${tab}\$arg3${tab}a2${tab}x64${tab}this->total${tab}this->total${tab}d
+Queue::stack_args${tab}Queue::stack_args%return${tab}\$retval${tab}\$retval${tab}d
+Queue::by_ref${tab}Queue::by_ref${tab}big.a${tab}big.a${tab}d${tab}big.label${tab}big.label._M_dataplus._M_p${tab}s20${tab}s${tab}s._M_dataplus._M_p${tab}s12${tab}big.c${tab}big.c${tab}d
+TRUTH
+PROBE_TRUTH=truth gdb -q -batch -nx -x "$ROOT/tests/probe/gdb-truth.py" --args "$S" 3 2>gdb.err |
+	grep '^probe:' >gdb.out
+check "gdb saw 12 hits" '[ "$(wc -l <gdb.out)" = 12 ]' 
+diff gdb.out eval.out >diff.out
+ok $? "probe-eval's values are gdb's, hit by hit" "$(cat diff.out)"
+check "a negative s16, a string and a sign-extended stack int are among them" \
+	'grep -q "req.msg.header.delta=-10 " eval.out && grep -q "req.name=\"request-2\"" eval.out &&
+	 grep -q " a8=-82 " eval.out'
+
+# -L: the chain, with gdb's offsetof (Request::msg, Message::header, Header::type)
+fk -L "$S:Queue::enqueue req.msg.header.type"
+o1=$(gdb -batch -nx -ex 'print/d (long)&((Request*)0)->msg' "$S" | sed 's/.* = //')
+o2=$(gdb -batch -nx -ex 'print/d (long)&((Message*)0)->header' "$S" | sed 's/.* = //')
+o3=$(gdb -batch -nx -ex 'print/d (long)&((Header*)0)->type' "$S" | sed 's/.* = //')
+check "-L prints the chain: %rsi +$o1 [deref] +$o2 +$o3 [deref 2] emit 2" \
+	'[ $rc -eq 0 ] && grep -qF "field req.msg.header.type: uint16_t (u16) @ %rsi +$o1 [deref] +$o2 +$o3 [deref 2] emit 2" out'
+check "-L lists parameters with types and locations" \
+	'grep -q "param req .*Request const & .*@ %rsi" out && grep -q "param sp .*shared_ptr<Request> .*@ %r8 (in memory)" out'
+check "-L says how the first instruction is probed" 'grep -qE "first instruction .*(single-stepped \(two traps\)|emulated)" out'
+fk -L "$S:Queue::stack_args"
+check "-L: stack-passed arguments above the CFA" 'grep -q "param a6 .*@ cfa (in memory)" out && grep -q "param a8 .*@ cfa +16 (in memory)" out'
+fk -L "$S:Queue::*"
+check "-L with a glob lists the three methods" '[ "$(grep -c "^Queue::" out)" = 3 ]'
+
+# every bad spec says what was wrong, naming binary, function and field
+bad() {	# DESCRIPTION EXPECTED-MESSAGE ARGS...
+	local what=$1 want=$2
+	shift 2
+	fk -o bad "$@" -- true
+	check "$what" '[ $rc -ne 0 ] && has_err "$want" && [ ! -e bad.probes ]'
+}
+bad "no such function" "ktrace: $S:nosuch: no such function" -P "$S:nosuch"
+bad "no such parameter" "$S:Queue::enqueue: nope: Queue::enqueue(" -P "$S:Queue::enqueue nope"
+bad "no such member (members listed)" "req.nope: struct Request has no member nope (it has .pad .msg .name)" \
+	-P "$S:Queue::enqueue req.nope"
+bad "not a struct" "this.depth.x: int is not a struct, class or union: no member x" -P "$S:Queue::enqueue this.depth.x"
+bad "a struct as a value" "req.msg.header: is a struct Header: name one of its members (.magic .type .delta)" \
+	-P "$S:Queue::enqueue req.msg.header"
+bad "-> on a struct" "req.msg.header->type: -> type: not a pointer; use .type" -P "$S:Queue::enqueue req.msg.header->type"
+bad "inlined only" "$S:twice: inlined only (1 inlined copies, no out-of-line copy): not probed" -P "$S:twice"
+bad "optimized out (a clone without the parameter)" "dropped_arg: unused: optimized out: this copy" \
+	-P "$S:dropped_arg unused"
+bad "\$retval in an entry probe" "\$retval is only there at the return: probe Queue::stack_args%return" \
+	-P "$S:Queue::stack_args \$retval"
+bad "a parameter in a return probe" "parameter a1 is gone at the return" -P "$S:Queue::stack_args%return a1"
+bad "\$arg7" "\$arg7: only \$arg1..\$arg6" -P "$S:Queue::stack_args \$arg7"
+bad "a bad type" "type u12: not one of u8" -P "$S:Queue::stack_args a1:u12"
+bad "a bad suffix" "%entry: only %return may follow the function" -P "$S:Queue::stack_args%entry"
+bad "a missing binary" "ktrace: $T/nosuch: No such file or directory" -P "$T/nosuch:main"
+bad "no function" "no function (BINARY:FUNCTION" -P "$S"
+bad "too many words for one probe" "more than 32 words" -P "$S:Queue::by_ref big.label s big.c"
+KTFAKE_PROBE_ERR=25 fk -o bad -P "$S:Queue::stack_args a1" -- true
+check "ENOTTY from the kernel: it has no probes" '[ $rc -ne 0 ] && has_err "this kernel'"'"'s ktrace has no probes"'
+KTFAKE_PROBE_IDS=1 fk -o bad -P "$S:Queue::stack_args a1" -P "$S:Queue::by_ref big.a" -- true
+check "ENOSPC: no free probe id, naming the probe" '[ $rc -ne 0 ] && has_err "probe $S:Queue::by_ref at offset" && has_err "no free probe id"'
+
+# built without optimization, a parameter is in the stack slot the prologue fills
+c++ -O0 -g -o "$T/shapes-O0" "$ROOT/tests/probe/shapes.cc"
+fk -o bad -P "$T/shapes-O0:Queue::stack_args a1" -- true
+check "-O0: refused, the prologue fills its slot" '[ $rc -ne 0 ] && has_err "stack slot below the frame" && has_err "not there yet at the function'"'"'s first instruction"'
+done_testing
