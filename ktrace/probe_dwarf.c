@@ -129,6 +129,15 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/* The file the DWARF came from: the binary, or a separate debug file. */
+static const char *debug_file(const struct bin *b)
+{
+	const char *main_file = NULL, *debug = NULL;
+
+	dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug);
+	return debug ? debug : main_file ? main_file : b->path;
+}
+
 static void bin_open(struct bin *b, const char *path, const char *debug_dir)
 {
 	const unsigned char *bits;
@@ -170,8 +179,7 @@ static void bin_open(struct bin *b, const char *path, const char *debug_dir)
 		snprintf(b->build_id + 2 * i, 3, "%02x", bits[i]);
 	b->dwarf = dwfl_module_getdwarf(b->mod, &b->bias);
 	if (b->dwarf)
-		pr_debug("%s: debug info from %s", path, dwfl_module_info(b->mod, NULL, NULL,
-			 NULL, NULL, NULL, NULL, NULL));
+		pr_debug("%s: debug info from %s", path, debug_file(b));
 }
 
 static void bin_close(struct bin *b)
@@ -800,7 +808,8 @@ static void eval_location(struct comp *c, const Dwarf_Op *expr, size_t len, bool
 			     c->f->sym ? c->f->sym : "");
 		} else if (i == 0 && atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
 			emit_add(c, atom - DW_OP_lit0);
-		} else if (i == 0 && (atom == DW_OP_constu || atom == DW_OP_consts)) {
+		} else if (i == 0 && ((atom >= DW_OP_const1u && atom <= DW_OP_const8s) ||
+				      atom == DW_OP_constu || atom == DW_OP_consts)) {
 			emit_add(c, (int64_t)expr[i].number);
 		} else {
 			fail(c, "its location uses DWARF op 0x%x, which ktrace does not compile",
@@ -1353,12 +1362,22 @@ static void list_params(const struct bin *b, const struct func *f, FILE *out)
 			char *chain;
 			bool simple = true;
 
-			for (size_t i = 0; i < len; i++)
-				if (expr[i].atom == DW_OP_entry_value ||
-				    expr[i].atom == DW_OP_GNU_entry_value ||
-				    expr[i].atom == DW_OP_piece ||
-				    (expr[i].atom == DW_OP_fbreg && (int64_t)expr[i].number < 0))
+			/* what eval_location() compiles without an error */
+			for (size_t i = 0; i < len; i++) {
+				uint8_t at = expr[i].atom;
+
+				if (!((at >= DW_OP_reg0 && at <= DW_OP_breg31) || at == DW_OP_regx ||
+				      at == DW_OP_bregx || at == DW_OP_call_frame_cfa ||
+				      at == DW_OP_plus_uconst || at == DW_OP_deref ||
+				      at == DW_OP_stack_value ||
+				      (at == DW_OP_fbreg && (int64_t)expr[i].number >= 0) ||
+				      (i == 0 && ((at >= DW_OP_lit0 && at <= DW_OP_lit31) ||
+						  (at >= DW_OP_const1u && at <= DW_OP_const8s) ||
+						  at == DW_OP_constu || at == DW_OP_consts))) ||
+				    ((at >= DW_OP_reg0 && at <= DW_OP_reg31 && at - DW_OP_reg0 > 16) ||
+				     (at >= DW_OP_breg0 && at <= DW_OP_breg31 && at - DW_OP_breg0 > 16)))
 					simple = false;
+			}
 			if (simple) {
 				eval_location(&c, expr, len, false);
 				chain = probe_chain(p.ops, p.nr_ops);
@@ -1367,7 +1386,8 @@ static void list_params(const struct bin *b, const struct func *f, FILE *out)
 				free(chain);
 			} else {
 				snprintf(where, sizeof(where), "not fetchable at the entry "
-					 "(entry value, pieces or a stack slot the prologue fills)");
+					 "(an entry value, pieces, a vector register, a stack slot the "
+					 "prologue fills or an op ktrace does not compile)");
 			}
 		}
 		fprintf(out, "  param %-12s %-36s @ %s\n", n ? n : "?", tn, where);
@@ -1386,9 +1406,7 @@ int probe_dwarf_list(const char *binary, const char *glob, char **fields,
 	bin_open(&b, binary, debug_dir);
 	where_looked(&b, where, sizeof(where));
 	fprintf(out, "%s: build id %s, debug info %s\n", binary, b.build_id,
-		b.dwarf ? dwfl_module_info(b.mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) ?
-		dwfl_module_info(b.mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : "found" :
-		"none");
+		b.dwarf ? debug_file(&b) : "none");
 	if (!b.dwarf)
 		fprintf(out, "  (no debug info: %s; only $arg1..$arg6 and $retval)\n", where);
 	find_funcs(&b, &fl);

@@ -7,7 +7,7 @@
 # EXPRESSION with gdb's own DWARF reading, and prints the hit as
 # probe-eval does: "probe:PROBE NAME=VALUE ...".  FORMAT: d (signed), u
 # (unsigned), xN (hex of N bits), sN (the string at a char pointer, at
-# most N bytes, quoted).  A PROBE ending in %return is printed when the
+# most N bytes, quoted).  $PROBE_RUN: the arguments of `run` (redirections).  A PROBE ending in %return is printed when the
 # function returns, with $retval its return value (a FinishBreakpoint).
 import os
 import gdb
@@ -77,4 +77,4 @@ with open(os.environ["PROBE_TRUTH"]) as f:
             continue
         fields = [tuple(parts[i:i + 3]) for i in range(2, len(parts) - 2, 3)]
         Probe(parts[0], parts[1], fields)
-gdb.execute("run")
+gdb.execute("run " + os.environ.get("PROBE_RUN", ""))

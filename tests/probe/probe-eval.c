@@ -7,14 +7,16 @@
  * it (registers from PTRACE_GETREGS, memory from process_vm_readv, CFA =
  * rsp + 8, a failed load makes the value missing and skips to the op
  * after the next EMIT or STR), then prints the hit as dtrace's listing
- * does: "probe:NAME f1=V1 f2=V2" (a missing value "?", strings quoted).
+ * does: "probe:NAME f1=V1 f2=V2" (a missing value "?", strings quoted),
+ * on stdout or into the file $PROBE_EVAL_OUT (when PROGRAM writes to stdout).
  *
  *   probe-eval PROBE_LOG BASE.probes PROGRAM [ARG]...
  *
  * PROBE_LOG is what the fake device (ktrace-cli-fakedev.c, KTFAKE_PROBES)
  * recorded of ktrace's KTRACE_IOC_PROBE_ADD calls: the ops exactly as
  * ktrace gave them to the kernel.  BASE.probes gives names and types.
- * Only probes in PROGRAM itself (not in its libraries) are set.  A return
+ * Only probes in PROGRAM itself (not in its libraries, nor in other
+ * programs) are set.  A return
  * probe is a breakpoint at the return address its entry found on the
  * stack, hit with the stack pointer just above it.
  */
@@ -66,6 +68,7 @@ static unsigned int nr_probes;
 static struct bp bps[MAX_BPS];
 static unsigned int nr_bps;
 static pid_t child;
+static FILE *out;		/* the hits: $PROBE_EVAL_OUT, else stdout */
 
 static void __attribute__((noreturn)) fatal(const char *msg)
 {
@@ -178,16 +181,16 @@ static bool read_mem(uint64_t addr, void *buf, size_t n)
 
 static void print_str(const unsigned char *s, size_t n)
 {
-	putchar('"');
+	fputc('"', out);
 	for (size_t i = 0; i < n && s[i]; i++) {
 		if (s[i] == '"' || s[i] == '\\')
-			printf("\\%c", s[i]);
+			fprintf(out, "\\%c", s[i]);
 		else if (s[i] < 0x20 || s[i] >= 0x7f)
-			printf("\\x%02x", s[i]);
+			fprintf(out, "\\x%02x", s[i]);
 		else
-			putchar(s[i]);
+			fputc(s[i], out);
 	}
-	putchar('"');
+	fputc('"', out);
 }
 
 static void print_value(const struct value *v, uint64_t acc, const unsigned char *str, size_t n)
@@ -198,12 +201,12 @@ static void print_value(const struct value *v, uint64_t acc, const unsigned char
 	if (!strncmp(v->type, "str", 3))
 		print_str(str, n);
 	else if (v->type[0] == 'x')
-		printf("0x%" PRIx64, acc & mask);
+		fprintf(out, "0x%" PRIx64, acc & mask);
 	else if (v->type[0] == 's')
-		printf("%" PRId64, bits >= 64 ? (int64_t)acc :
+		fprintf(out, "%" PRId64, bits >= 64 ? (int64_t)acc :
 		       (int64_t)((acc & mask) ^ (1ull << (bits - 1))) - (int64_t)(1ull << (bits - 1)));
 	else
-		printf("%" PRIu64, acc & mask);
+		fprintf(out, "%" PRIu64, acc & mask);
 }
 
 /* One hit: the program's ops, exactly as the kernel runs them. */
@@ -212,7 +215,7 @@ static void run_probe(const struct probe *p, const struct user_regs_struct *r)
 	uint64_t acc = 0;
 	unsigned int value = 0;
 
-	printf("probe:%s", p->name);
+	fprintf(out, "probe:%s", p->name);
 	for (unsigned int i = 0; i < p->nr_ops; i++) {
 		const struct ktrace_probe_op *op = &p->ops[i];
 		unsigned char buf[KTRACE_PROBE_MAX_STR];
@@ -232,7 +235,7 @@ static void run_probe(const struct probe *p, const struct user_regs_struct *r)
 			uint64_t x = 0;
 
 			if (!read_mem(acc, &x, op->size)) {
-				printf(" %s=?", v->name);
+				fprintf(out, " %s=?", v->name);
 				value++;
 				while (i < p->nr_ops && p->ops[i].op != KTRACE_OP_EMIT &&
 				       p->ops[i].op != KTRACE_OP_STR)
@@ -247,7 +250,7 @@ static void run_probe(const struct probe *p, const struct user_regs_struct *r)
 			break;
 		}
 		case KTRACE_OP_EMIT:
-			printf(" %s=", v->name);
+			fprintf(out, " %s=", v->name);
 			print_value(v, op->size == 8 ? acc : acc & ((1ull << (op->size * 8)) - 1),
 				    NULL, 0);
 			value++;
@@ -259,9 +262,9 @@ static void run_probe(const struct probe *p, const struct user_regs_struct *r)
 			memset(buf, 0, sizeof(buf));
 			while (got < op->size && read_mem(acc + got, buf + got, 1) && buf[got])
 				got++;
-			printf(" %s=", v->name);
+			fprintf(out, " %s=", v->name);
 			if (!got && !read_mem(acc, buf, 1))
-				printf("?");
+				fprintf(out, "?");
 			else
 				print_value(v, 0, buf, got);
 			value++;
@@ -269,8 +272,8 @@ static void run_probe(const struct probe *p, const struct user_regs_struct *r)
 		}
 		}
 	}
-	putchar('\n');
-	fflush(stdout);
+	fputc('\n', out);
+	fflush(out);
 }
 
 static struct bp *bp_at(uint64_t addr)
@@ -323,7 +326,8 @@ static struct bp *bp_new(uint64_t addr)
 /* each probe's address in the process, from its map of PROGRAM */
 static void place_probes(void)
 {
-	char path[64], line[8192];
+	char path[64], line[8192], exe[4096];
+	ssize_t exe_len;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
@@ -346,7 +350,12 @@ static void place_probes(void)
 		}
 	}
 	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)child);
+	exe_len = readlink(path, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	for (unsigned int i = 0; i < nr_probes; i++) {
+		if (!probes[i].addr && strcmp(probes[i].binary, exe))
+			continue;	/* another program's */
 		if (!probes[i].addr) {
 			fprintf(stderr, "probe-eval: probe %u: %s is not mapped at offset 0x%" PRIx64
 				"\n", probes[i].id, probes[i].binary, probes[i].offset);
@@ -371,6 +380,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: probe-eval PROBE_LOG BASE.probes PROGRAM [ARG]...\n");
 		return 2;
 	}
+	out = getenv("PROBE_EVAL_OUT") ? fopen(getenv("PROBE_EVAL_OUT"), "w") : stdout;
+	if (!out)
+		fatal(getenv("PROBE_EVAL_OUT"));
 	read_probes(argv[2]);
 	read_ops(argv[1]);
 	child = fork();
