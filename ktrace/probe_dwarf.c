@@ -434,12 +434,34 @@ static void walk_dies(const struct bin *b, struct funcs *fl, Dwarf_Die *parent)
 	} while (dwarf_siblingof(&die, &die) == 0);
 }
 
-/* Without DWARF: the symbol tables (.symtab, else .dynsym). */
+/*
+ * The DWARF of the function whose code starts at @addr: for a name only
+ * the symbol table has (another function's code, folded into this one).
+ */
+static bool code_die(const struct bin *b, Dwarf_Addr addr, Dwarf_Die *die)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = b->dwarf ? dwfl_module_addrdie(b->mod, addr, &bias) : NULL, *scopes;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	bool found = false;
+
+	for (int i = 0; i < n && !found; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			*die = scopes[i];
+			found = true;
+		}
+	if (n > 0)
+		free(scopes);
+	return found;
+}
+
+/* No DWARF for the name: the symbol tables (.symtab, else .dynsym). */
 static void walk_symbols(const struct bin *b, struct funcs *fl)
 {
 	int n = dwfl_module_getsymtab(b->mod);
 
 	for (int i = 0; i < n; i++) {
+		Dwarf_Die die;
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *raw = dwfl_module_getsym_info(b->mod, i, &sym, &addr, NULL, NULL, NULL);
@@ -451,7 +473,7 @@ static void walk_symbols(const struct bin *b, struct funcs *fl)
 		sig = demangle(raw);
 		name = strip_params(sig);
 		if (name_matches(fl, name, sig) || (!fl->glob && !strcmp(fl->want, raw)))
-			add_func(b, fl, name, sig, NULL, addr);
+			add_func(b, fl, name, sig, code_die(b, addr, &die) ? &die : NULL, addr);
 		else
 			free(name), free(sig);
 	}

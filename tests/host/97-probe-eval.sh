@@ -26,15 +26,16 @@ enq="$enq req.name:str16 up.msg.seq sp.base_id ip.px.base_id req.msg->header.mag
 fk -v -o t -P "$S:Queue::enqueue $enq" \
    -P "$S:Queue::stack_args a6 a7 a8 a1 \$arg3 this->total" \
    -P "$S:Queue::stack_args%return \$retval" \
-   -P "$S:Queue::by_ref big.a big.label:str20 s:str12 big.c" -- true
-ok $rc "ktrace -P with four probes records on the fake device" "$(cat "$T/err")"
+   -P "$S:Queue::by_ref big.a big.label:str20 s:str12 big.c" \
+   -P "$S:Queue::take r.base_id r.msg.seq" -- true
+ok $rc "ktrace -P with five probes records on the fake device" "$(cat "$T/err")"
 
 # the ioctl's arguments: ids, flags (return, children), the child's pid, offsets
 pid=$(sed -n 's/.*started true, pid \([0-9]*\).*/\1/p' "$T/err")
 off=0x$(nm "$S" | awk '/ _ZN5Queue7enqueue/ { sub(/^0+/, "", $1); print $1 }')
-check "four KTRACE_IOC_PROBE_ADD calls" '[ "$(grep -c "^probe " probes.log)" = 4 ]'
+check "five KTRACE_IOC_PROBE_ADD calls" '[ "$(grep -c "^probe " probes.log)" = 5 ]'
 check "each names the command's pid ($pid), with KTRACE_PROBE_CHILDREN" \
-	'[ -n "$pid" ] && [ "$(awk -v p="$pid" "\$5 == p && (\$3 == 2 || \$3 == 3)" probes.log | wc -l)" = 4 ]'
+	'[ -n "$pid" ] && [ "$(awk -v p="$pid" "\$5 == p && (\$3 == 2 || \$3 == 3)" probes.log | wc -l)" = 5 ]'
 check "the return probe has KTRACE_PROBE_RETURN" 'awk "\$2 == 3 && \$3 == 3" probes.log | grep -q .'
 check "enqueue's offset is its symbol's ($off, nm; ET_DYN: address = offset here)" \
 	'awk "\$2 == 1" probes.log | grep -q " $off "'
@@ -44,7 +45,7 @@ check "the binary the fd names is the program" 'awk "\$2 == 1 { print \$7 }" pro
 check "t.probes is mode 0600" '[ "$(stat -c %a t.probes)" = 600 ]'
 check "t.probes starts with its version line" '[ "$(head -n 1 t.probes)" = "# ktrace probes 1" ]'
 check "probe lines: 7 TAB-separated fields, names as given" \
-	'[ "$(awk -F"\t" "/^probe/ && NF == 7" t.probes | wc -l)" = 4 ] &&
+	'[ "$(awk -F"\t" "/^probe/ && NF == 7" t.probes | wc -l)" = 5 ] &&
 	 grep -qP "^probe\t3\treturn\t[0-9a-f]{40}\t0x[0-9a-f]+\t$S\tQueue::stack_args%return$" t.probes'
 check "value lines: alias, types from DWARF and from :TYPE" \
 	'grep -qP "^value\t1\t2\tu16\ttype$" t.probes && grep -qP "^value\t1\t3\ts16\treq.msg.header.delta$" t.probes &&
@@ -61,10 +62,11 @@ Queue::enqueue${tab}Queue::enqueue${tab}this.depth${tab}this->depth${tab}d${tab}
 Queue::stack_args${tab}Queue::stack_args${tab}a6${tab}a6${tab}d${tab}a7${tab}a7${tab}d${tab}a8${tab}a8${tab}d${tab}a1${tab}a1${tab}d${tab}\$arg3${tab}a2${tab}x64${tab}this->total${tab}this->total${tab}d
 Queue::stack_args${tab}Queue::stack_args%return${tab}\$retval${tab}\$retval${tab}d
 Queue::by_ref${tab}Queue::by_ref${tab}big.a${tab}big.a${tab}d${tab}big.label${tab}big.label._M_dataplus._M_p${tab}s20${tab}s${tab}s._M_dataplus._M_p${tab}s12${tab}big.c${tab}big.c${tab}d
+Queue::take${tab}Queue::take${tab}r.base_id${tab}r.base_id${tab}d${tab}r.msg.seq${tab}r.msg->seq${tab}d
 TRUTH
 PROBE_TRUTH=truth gdb -q -batch -nx -x "$ROOT/tests/probe/gdb-truth.py" --args "$S" 3 2>gdb.err |
 	grep '^probe:' >gdb.out
-check "gdb saw 12 hits" '[ "$(wc -l <gdb.out)" = 12 ]' 
+check "gdb saw 15 hits" '[ "$(wc -l <gdb.out)" = 15 ]'
 diff gdb.out eval.out >diff.out
 ok $? "probe-eval's values are gdb's, hit by hit" "$(cat diff.out)"
 check "a negative s16, a string and a sign-extended stack int are among them" \
@@ -84,7 +86,30 @@ check "-L says how the first instruction is probed" 'grep -qE "first instruction
 fk -L "$S:Queue::stack_args"
 check "-L: stack-passed arguments above the CFA" 'grep -q "param a6 .*@ cfa (in memory)" out && grep -q "param a8 .*@ cfa +16 (in memory)" out'
 fk -L "$S:Queue::*"
-check "-L with a glob lists the three methods" '[ "$(grep -c "^Queue::" out)" = 3 ]'
+nq=$(nm -C "$S" | grep -c " [Tt] Queue::")
+check "-L with a glob lists the $nq methods nm knows" '[ "$(grep -c "^Queue::" out)" = "$nq" ]'
+
+# overloads: all, or the one a signature names; folded code; where the probes are
+fk -o ov -P "$S:Queue::push" -- true
+check "an overloaded name probes every overload" '[ $rc -eq 0 ] && [ "$(grep -c "^probe" ov.probes)" = 2 ] && has_err "2 copies"'
+fk -o ov -P "$S:Queue::push(int) n" -- true
+po=0x$(nm "$S" | awk '/ _ZN5Queue4pushEi$/ { sub(/^0+/, "", $1); print $1 }')
+check "a signature picks one (offset $po, nm)" \
+	'[ $rc -eq 0 ] && [ "$(grep -c "^probe" ov.probes)" = 1 ] && grep -qP "^probe\t1\tentry\t\S+\t$po\t" ov.probes'
+fa=0x$(nm "$S" | awk '/ _ZL6fold_al$/ { sub(/^0+/, "", $1); print $1 }')
+fk -o ov -P "$S:fold_b x" -- true
+check "identical code folded: fold_b is probed at fold_a's code ($fa) and said so" \
+	'[ $rc -eq 0 ] && grep -qP "^probe\t1\tentry\t\S+\t$fa\t" ov.probes && has_err "the same code as fold_a (identical code folded)"'
+: >probes.log
+fk -o pp -p 4242 -p 4343 -P "$S:Queue::push(int) n" -d 0.05
+check "-p: the probe is in those processes, without KTRACE_PROBE_CHILDREN" \
+	'[ $rc -eq 0 ] && grep -q "^probe 1 0 $po 4242,4343 " probes.log'
+: >probes.log
+fk -o pp -P "/proc/$$/root$S:Queue::push(int) n" -d 0.05
+check "no command, no -p: every process; a /proc/PID/root path kept as given" \
+	'[ $rc -eq 0 ] && grep -q "^probe 1 0 $po - " probes.log && grep -qP "\t/proc/$$/root$S\tQueue::push\$" pp.probes'
+fk -p 1 -P "$S:Queue::push(int) n" -- true
+check "-p with a command: a usage error" '[ $rc -eq 2 ] && has_err "-p: not with a COMMAND"'
 
 # every bad spec says what was wrong, naming binary, function and field
 bad() {	# DESCRIPTION EXPECTED-MESSAGE ARGS...

@@ -50,7 +50,37 @@ public:
 	__attribute__((noinline)) long stack_args(long a1, long a2, long a3, long a4, long a5,
 						  long a6, long a7, int a8);
 	__attribute__((noinline)) static long by_ref(Big big, const std::string &s);
+	// overloads, and an rvalue reference
+	__attribute__((noinline)) void push(int n);
+	__attribute__((noinline)) void push(const std::string &s);
+	__attribute__((noinline)) void take(Request &&r);
 };
+
+void Queue::push(int n)
+{
+	total += n;
+}
+
+void Queue::push(const std::string &s)
+{
+	total += (long)s.size();
+}
+
+void Queue::take(Request &&r)
+{
+	total += r.base_id;
+}
+
+// identical code, folded into one by the compiler (-fipa-icf at -O2)
+__attribute__((noinline)) static long fold_a(long x)
+{
+	return x * 7 + 3;
+}
+
+__attribute__((noinline)) static long fold_b(long x)
+{
+	return x * 7 + 3;
+}
 
 static volatile long sink;
 
@@ -112,6 +142,10 @@ int main(int argc, char **argv)
 		Big big = { 11 + i, 22, 33, "a label that is longer than fifteen " + std::to_string(i) };
 		Queue::by_ref(big, r->name);
 		sink = twice(sink) + unused_arg(i, sink) + dropped_arg(i, sink);
+		q.push(i);
+		q.push(r->name);
+		q.take(std::move(*r));
+		sink = fold_a(sink) + fold_b(i);
 	}
 	printf("%ld\n", (long)sink);
 	return 0;
