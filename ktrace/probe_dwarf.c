@@ -199,11 +199,13 @@ static void where_looked(const struct bin *b, char *buf, size_t size)
 	GElf_Word crc;
 
 	len = snprintf(buf, size, "looked in the file");
-	if (strcmp(b->build_id, "-"))
-		len += snprintf(buf + len, size - len, ", %s%s/.build-id/%.2s/%s.debug",
-				b->debug_dir ? b->debug_dir : "",
-				b->debug_dir ? "/.build-id/...: and /usr/lib/debug" : "/usr/lib/debug",
-				b->build_id, b->build_id + 2);
+	for (int i = 0; i < 2 && strcmp(b->build_id, "-") && len < size; i++) {
+		const char *dir = i ? "/usr/lib/debug" : b->debug_dir;
+
+		if (dir)
+			len += snprintf(buf + len, size - len, ", %s/.build-id/%.2s/%s.debug", dir,
+					b->build_id, b->build_id + 2);
+	}
 	if (elf)
 		link = dwelf_elf_gnu_debuglink(elf, &crc);
 	if (link && len < size)
@@ -1268,10 +1270,15 @@ unsigned int probe_resolve(struct probe_set *set, const char *binary, const char
 	if (!fl.n && fl.inlined)
 		die("%s:%s: inlined only (%u inlined copies, no out-of-line copy): not probed",
 		    binary, function, fl.inlined);
-	if (!fl.n)
-		die("%s:%s: no such function (in %s)%s", binary, function,
+	if (!fl.n) {
+		char where[1024] = "";
+
+		if (!b.dwarf)
+			where_looked(&b, where, sizeof(where));
+		die("%s:%s: no such function (in %s)%s%s%s", binary, function,
 		    b.dwarf ? "its debug info and symbol tables" : "its symbol tables",
-		    b.dwarf ? "" : "; no debug info was found");
+		    b.dwarf ? "" : "; no debug info was found (", where, b.dwarf ? "" : ")");
+	}
 	if (fl.inlined)
 		pr_warn("%s:%s: %u inlined copies are not probed, only the %zu out-of-line",
 			binary, function, fl.inlined, fl.n);

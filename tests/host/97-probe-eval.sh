@@ -143,6 +143,21 @@ check "ENOTTY from the kernel: it has no probes" '[ $rc -ne 0 ] && has_err "this
 KTFAKE_PROBE_IDS=1 fk -o bad -P "$S:Queue::stack_args a1" -P "$S:Queue::by_ref big.a" -- true
 check "ENOSPC: no free probe id, naming the probe" '[ $rc -ne 0 ] && has_err "probe $S:Queue::by_ref at offset" && has_err "no free probe id"'
 
+# stripped, with only .dynsym: $argN, and a clear refusal of names
+c++ -O2 -g -rdynamic -o "$T/dyn" "$ROOT/tests/probe/shapes.cc" && strip -o "$T/dyn-stripped" "$T/dyn"
+id=$(readelf -n "$T/dyn" | awk '/Build ID/ { print $3 }')
+pd=0x$(nm "$T/dyn" | awk '/ _ZN5Queue4pushEi$/ { sub(/^0+/, "", $1); print $1 }')
+fk -o dyn -P "$T/dyn-stripped:Queue::push(int) \$arg2" -d 0.05
+check "stripped, .dynsym only: found by its demangled name, \$arg2 fetched" \
+	'[ $rc -eq 0 ] && grep -qP "^probe\t1\tentry\t$id\t$pd\t$T/dyn-stripped\tQueue::push\$" dyn.probes &&
+	 grep -qP "^value\t1\t0\tx64\t\\\$arg2\$" dyn.probes'
+fk -o dyn -P "$T/dyn-stripped:Queue::push(int) n" -d 0.05
+check "... a parameter's name: refused, saying where the debug info was looked for" \
+	'[ $rc -ne 0 ] && has_err "$T/dyn-stripped:Queue::push: n: no debug info to find parameter n in (looked in the file, /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug, debuginfod"'
+fk -o dyn -P "$T/dyn-stripped:dropped_arg"
+check "... a static function: no such function, and where it looked" \
+	'[ $rc -ne 0 ] && has_err "dyn-stripped:dropped_arg: no such function (in its symbol tables); no debug info was found (looked in the file, /usr/lib/debug/.build-id/"'
+
 # built without optimization, a parameter is in the stack slot the prologue fills
 c++ -O0 -g -o "$T/shapes-O0" "$ROOT/tests/probe/shapes.cc"
 fk -o bad -P "$T/shapes-O0:Queue::stack_args a1" -- true
