@@ -53,9 +53,9 @@ static const struct kt_option options[] = {
 	{ "probe",    required_argument, 'P', "SPEC",
 	  "probe a user function: 'BINARY:FUNCTION[%return]\n"
 	  "[[ALIAS=]FIELD[:TYPE]]...' (ktrace.1); repeatable" },
-	{ "list-probes", required_argument, 'L', "BINARY[:FUNC]",
-	  "list functions (a glob), their parameters and\n"
-	  "'BINARY:FUNCTION FIELD...' fields' fetch chains" },
+	{ "list-probes", required_argument, 'L', "SPEC",
+	  "list 'BINARY[:FUNCTION-GLOB [FIELD]...]': functions,\n"
+	  "parameters and the fields' fetch chains" },
 	{ "debug-dir", required_argument, OPT_DEBUG_DIR, "DIR",
 	  "look for debug files in DIR too\n"
 	  "(DIR/.build-id/xx/yyyy.debug, DIR/DEBUGLINK)" },
