@@ -158,6 +158,23 @@ fk -o dyn -P "$T/dyn-stripped:dropped_arg"
 check "... a static function: no such function, and where it looked" \
 	'[ $rc -ne 0 ] && has_err "dyn-stripped:dropped_arg: no such function (in its symbol tables); no debug info was found (looked in the file, /usr/lib/debug/.build-id/"'
 
+# a struct only declared where the function is: its definition in another unit
+cat >"$T/def.c" <<'C'
+struct hdr { long seq; short type; };
+void use(struct hdr *h);
+int main(void) { struct hdr h = { 5, 7 }; use(&h); return 0; }
+C
+cat >"$T/decl.c" <<'C'
+struct hdr;
+volatile void *keep;
+__attribute__((noinline)) void use(struct hdr *h) { keep = h; }
+C
+cc -O2 -g -o "$T/twounits" "$T/def.c" "$T/decl.c"
+fk -L "$T/twounits:use h.type"
+ot=$(gdb -batch -nx -ex 'print/d (long)&((struct hdr*)0)->type' "$T/twounits" | sed 's/.* = //')
+check "a struct declared only: its definition from the other unit (offset $ot, gdb)" \
+	'[ $rc -eq 0 ] && grep -qF "field h.type: short int (s16) @ %rdi +$ot [deref 2 signed] emit 2" out'
+
 # built without optimization, a parameter is in the stack slot the prologue fills
 c++ -O0 -g -o "$T/shapes-O0" "$ROOT/tests/probe/shapes.cc"
 fk -o bad -P "$T/shapes-O0:Queue::stack_args a1" -- true
