@@ -70,13 +70,15 @@ struct func {
 	const char *sym;		/* the ELF symbol at its entry, or NULL */
 	Dwarf_Die die;
 	bool has_die;
+	bool inlined;			/* an inlined copy: die is its inlined_subroutine */
+	Dwarf_Die outer;		/* ... and outer the function it is inlined into */
 	Dwarf_Addr entry;		/* module address */
 };
 
 struct funcs {
 	struct func *v;
 	size_t n, cap;
-	unsigned int inlined;		/* inlined copies of a matching function */
+	unsigned int inlined;		/* inlined copies among them */
 	const char *want;		/* the name, signature or glob asked for */
 	bool glob;
 };
@@ -346,14 +348,14 @@ static const char *symbol_at(const struct bin *b, Dwarf_Addr addr)
 
 /* ---- functions ------------------------------------------------------------ */
 
-static void add_func(const struct bin *b, struct funcs *fl, char *name, char *sig,
-		     Dwarf_Die *die, Dwarf_Addr entry)
+static struct func *add_func(const struct bin *b, struct funcs *fl, char *name, char *sig,
+			     Dwarf_Die *die, Dwarf_Addr entry)
 {
 	for (size_t i = 0; i < fl->n; i++)
 		if (fl->v[i].entry == entry) {	/* the same code described twice */
 			free(name);
 			free(sig);
-			return;
+			return NULL;
 		}
 	if (fl->n == fl->cap) {
 		fl->cap = fl->cap ? 2 * fl->cap : 8;
@@ -363,6 +365,7 @@ static void add_func(const struct bin *b, struct funcs *fl, char *name, char *si
 					.sym = symbol_at(b, entry), .has_die = die != NULL };
 	if (die)
 		fl->v[fl->n - 1].die = *die;
+	return &fl->v[fl->n - 1];
 }
 
 /*
@@ -395,7 +398,29 @@ static bool die_entry(const struct bin *b, Dwarf_Die *die, Dwarf_Addr *entry)
 	return first != 0;
 }
 
-static void walk_dies(const struct bin *b, struct funcs *fl, Dwarf_Die *parent)
+/*
+ * Every subprogram and inlined copy under @parent that matches; @outer is
+ * the subprogram they are in (an inlined copy's frame base is its).
+ */
+/* An inlined copy's first instruction: DW_AT_entry_pc, else its lowest address. */
+static bool inline_entry(const struct bin *b, Dwarf_Die *die, Dwarf_Addr *entry)
+{
+	Dwarf_Addr base, start, end, low = 0;
+	ptrdiff_t off = 0;
+
+	if (dwarf_entrypc(die, &start) == 0 && start) {
+		*entry = start + b->bias;
+		return true;
+	}
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (start && (!low || start < low))
+			low = start;
+	*entry = low + b->bias;
+	return low != 0;
+}
+
+static void walk_dies(const struct bin *b, struct funcs *fl, Dwarf_Die *parent,
+		      Dwarf_Die *outer)
 {
 	Dwarf_Die die;
 
@@ -415,22 +440,31 @@ static void walk_dies(const struct bin *b, struct funcs *fl, Dwarf_Die *parent)
 				else
 					free(name), free(sig);
 			}
-			walk_dies(b, fl, &die);
+			walk_dies(b, fl, &die, &die);
 			break;
 		case DW_TAG_inlined_subroutine:
-			if (!fl->glob && last_part_may_match(fl, &die) &&
+			if (outer && last_part_may_match(fl, &die) && inline_entry(b, &die, &entry) &&
 			    die_names(&die, &name, &sig)) {
-				fl->inlined += name_matches(fl, name, sig);
-				free(name);
-				free(sig);
+				struct func *f = NULL;
+
+				if (name_matches(fl, name, sig))
+					f = add_func(b, fl, name, sig, &die, entry);
+				else
+					free(name), free(sig);
+				if (f) {
+					f->inlined = true;
+					f->outer = *outer;
+					fl->inlined++;
+				}
 			}
-			/* fallthrough */
+			walk_dies(b, fl, &die, outer);
+			break;
 		case DW_TAG_namespace:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
 		case DW_TAG_lexical_block:
-			walk_dies(b, fl, &die);
+			walk_dies(b, fl, &die, outer);
 			break;
 		}
 	} while (dwarf_siblingof(&die, &die) == 0);
@@ -488,7 +522,7 @@ static void find_funcs(const struct bin *b, struct funcs *fl)
 		Dwarf_Addr bias;
 
 		while ((cu = dwfl_module_nextcu(b->mod, cu, &bias)))
-			walk_dies(b, fl, cu);
+			walk_dies(b, fl, cu, NULL);
 	}
 	if (!fl->n)
 		walk_symbols(b, fl);
@@ -799,7 +833,9 @@ static void eval_location(struct comp *c, const Dwarf_Op *expr, size_t len, bool
 			Dwarf_Op *fb;
 			size_t fblen;
 
-			if (frame_base || !dwarf_attr_integrate(&((struct func *)c->f)->die,
+			if (frame_base || !dwarf_attr_integrate(c->f->inlined ?
+								(Dwarf_Die *)&c->f->outer :
+								(Dwarf_Die *)&c->f->die,
 								DW_AT_frame_base, &a) ||
 			    dwarf_getlocation_addr(&a, c->pc, &fb, &fblen, 1) != 1)
 				fail(c, "its frame base has no location at the probe address");
@@ -814,6 +850,10 @@ static void eval_location(struct comp *c, const Dwarf_Op *expr, size_t len, bool
 		} else if (atom == DW_OP_call_frame_cfa) {
 			if (c->p->ret)
 				fail(c, "on the stack: gone at the return");
+			if (c->f->inlined)
+				fail(c, "in the frame of the function it is inlined into: the fetch "
+				     "program has that frame's address (CFA) only at a function's "
+				     "first instruction, not at an inlined copy");
 			emit_op(c, KTRACE_OP_CFA, 0, 0, 0, 0);
 		} else if (atom == DW_OP_plus_uconst) {
 			emit_add(c, (int64_t)expr[i].number);
@@ -1267,9 +1307,11 @@ unsigned int probe_resolve(struct probe_set *set, const char *binary, const char
 
 	bin_open(&b, binary, set->debug_dir);
 	find_funcs(&b, &fl);
-	if (!fl.n && fl.inlined)
-		die("%s:%s: inlined only (%u inlined copies, no out-of-line copy): not probed",
-		    binary, function, fl.inlined);
+	/* a return probe needs a return: an inlined copy has none */
+	if (ret && fl.inlined && fl.n == fl.inlined)
+		die("%s:%s%%return: inlined only (%u inlined copies, no out-of-line copy): "
+		    "an inlined copy has no return to probe; probe the entry", binary, function,
+		    fl.inlined);
 	if (!fl.n) {
 		char where[1024] = "";
 
@@ -1279,15 +1321,23 @@ unsigned int probe_resolve(struct probe_set *set, const char *binary, const char
 		    b.dwarf ? "its debug info and symbol tables" : "its symbol tables",
 		    b.dwarf ? "" : "; no debug info was found (", where, b.dwarf ? "" : ")");
 	}
-	if (fl.inlined)
-		pr_warn("%s:%s: %u inlined copies are not probed, only the %zu out-of-line",
-			binary, function, fl.inlined, fl.n);
-	if (fl.n > 1)
+	if (ret && fl.inlined)
+		pr_warn("%s:%s%%return: %u inlined copies have no return: only the %zu "
+			"out-of-line are probed", binary, function, fl.inlined, fl.n - fl.inlined);
+	else if (fl.inlined)
+		pr_info("%s:%s: %u inlined copies, each probed at its own first instruction",
+			binary, function, fl.inlined);
+	if (fl.n - fl.inlined > 1)
 		pr_info("%s:%s: %zu copies (overloads, clones): probing each; a signature "
-			"(%s) picks one", binary, function, fl.n, fl.v[0].sig);
+			"(%s) picks one", binary, function, fl.n - fl.inlined, fl.v[0].sig);
 	for (size_t i = 0; i < fl.n; i++) {
-		struct probe *p = new_probe(&b, &fl.v[i], ret);
-		char *al = aliases(&b, &fl.v[i]);
+		struct probe *p;
+		char *al;
+
+		if (ret && fl.v[i].inlined)
+			continue;
+		p = new_probe(&b, &fl.v[i], ret);
+		al = fl.v[i].inlined ? NULL : aliases(&b, &fl.v[i]);
 
 		if (al)
 			pr_info("%s:%s: the same code as %s (identical code folded): their calls "
@@ -1439,15 +1489,12 @@ int probe_dwarf_list(const char *binary, const char *glob, char **fields,
 	if (!b.dwarf)
 		fprintf(out, "  (no debug info: %s; only $arg1..$arg6 and $retval)\n", where);
 	find_funcs(&b, &fl);
-	if (!fl.n && fl.inlined)
-		die("%s:%s: inlined only (%u inlined copies, no out-of-line copy): not probed",
-		    binary, glob, fl.inlined);
 	if (!fl.n)
 		die("%s:%s: no such function", binary, glob ? glob : "*");
 	for (size_t i = 0; i < fl.n; i++) {
 		const struct func *f = &fl.v[i];
 		uint64_t off = file_offset(&b, f->entry, f->name);
-		char insn[160], *al = aliases(&b, f);
+		char insn[160], *al = f->inlined ? NULL : aliases(&b, f);
 
 		first_insn(&b, off, insn, sizeof(insn));
 		fprintf(out, "%s\n  address 0x%" PRIx64 ", file offset 0x%" PRIx64, f->sig,
@@ -1455,6 +1502,16 @@ int probe_dwarf_list(const char *binary, const char *glob, char **fields,
 		if (f->sym && strcmp(f->sym, f->name) && strstr(f->sym, ".")) 
 			fprintf(out, ", symbol %s", f->sym);
 		fprintf(out, "\n  first instruction %s\n", insn);
+		if (f->inlined) {
+			char *outer = NULL, *osig = NULL;
+			Dwarf_Die od = f->outer;
+
+			die_names(&od, &outer, &osig);
+			fprintf(out, "  an inlined copy, in %s (no return probe)\n",
+				osig ? osig : "?");
+			free(outer);
+			free(osig);
+		}
 		if (al)
 			fprintf(out, "  the same code as %s (identical code folded)\n", al);
 		free(al);
@@ -1472,8 +1529,6 @@ int probe_dwarf_list(const char *binary, const char *glob, char **fields,
 					p->values[k].ctype, p->values[k].type, p->values[k].chain);
 		}
 	}
-	if (fl.inlined)
-		fprintf(out, "(%u inlined copies not listed: they cannot be probed)\n", fl.inlined);
 	free_funcs(&fl);
 	bin_close(&b);
 	return 0;

@@ -111,6 +111,24 @@ check "no command, no -p: every process; a /proc/PID/root path kept as given" \
 fk -p 1 -P "$S:Queue::push(int) n" -- true
 check "-p with a command: a usage error" '[ $rc -eq 2 ] && has_err "-p: not with a COMMAND"'
 
+# inlined copies: each probed at its DW_AT_entry_pc (binutils' readelf reads them)
+ent=$(readelf --debug-dump=info "$S" 2>/dev/null | awk '
+	/DW_TAG_inlined_subroutine/ { inl = 1; next }
+	/DW_TAG_/ { inl = 0 }
+	inl && /DW_AT_abstract_origin/ { origin = $NF }
+	inl && /DW_AT_entry_pc/ { pc[origin] = pc[origin] " " $NF }
+	/DW_AT_name.*: scaled$/ { name = prev }
+	{ prev = $1 }
+	END { gsub(/[<>:]/, "", name); print pc["<0x" substr(name, 2) ">"] }')
+fk -o inl -P "$S:scaled" -- true
+got=$(awk -F"\t" '/^probe/ { print $5 }' inl.probes | sort | xargs)
+want=$(for a in $ent; do printf '0x%x\n' "$a"; done | sort | xargs)
+check "the two inlined copies of scaled are probed at their entry_pc ($want)" \
+	'[ $rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] && has_err "2 inlined copies, each probed at its own first instruction"'
+fk -o inl -P "$S:scaled r.base_id" -- true
+check "... a parameter of an inlined copy not yet bound there: optimized out, not guessed" \
+	'[ $rc -ne 0 ] && has_err "$S:scaled: r.base_id: optimized out at the probe address"'
+
 # every bad spec says what was wrong, naming binary, function and field
 bad() {	# DESCRIPTION EXPECTED-MESSAGE ARGS...
 	local what=$1 want=$2
@@ -126,7 +144,9 @@ bad "not a struct" "this.depth.x: int is not a struct, class or union: no member
 bad "a struct as a value" "req.msg.header: is a struct Header: name one of its members (.magic .type .delta)" \
 	-P "$S:Queue::enqueue req.msg.header"
 bad "-> on a struct" "req.msg.header->type: -> type: not a pointer; use .type" -P "$S:Queue::enqueue req.msg.header->type"
-bad "inlined only" "$S:twice: inlined only (1 inlined copies, no out-of-line copy): not probed" -P "$S:twice"
+bad "a return probe of a function inlined only" \
+	"$S:scaled%return: inlined only (2 inlined copies, no out-of-line copy): an inlined copy has no return" \
+	-P "$S:scaled%return"
 bad "optimized out (a clone without the parameter)" "dropped_arg: unused: optimized out: this copy" \
 	-P "$S:dropped_arg unused"
 bad "\$retval in an entry probe" "\$retval is only there at the return: probe Queue::stack_args%return" \

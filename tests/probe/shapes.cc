@@ -66,9 +66,15 @@ void Queue::push(const std::string &s)
 	total += (long)s.size();
 }
 
+// inlined into main and into Queue::take: each copy is probed
+static inline __attribute__((always_inline)) long scaled(const Request &r, long k)
+{
+	return r.base_id * k + (long)r.msg->header.type;
+}
+
 void Queue::take(Request &&r)
 {
-	total += r.base_id;
+	total += r.base_id + scaled(r, 2);
 }
 
 // identical code, folded into one by the compiler (-fipa-icf at -O2)
@@ -144,6 +150,7 @@ int main(int argc, char **argv)
 		sink = twice(sink) + unused_arg(i, sink) + dropped_arg(i, sink);
 		q.push(i);
 		q.push(r->name);
+		sink = sink + scaled(*r, 3);
 		q.take(std::move(*r));
 		sink = fold_a(sink) + fold_b(i);
 	}
