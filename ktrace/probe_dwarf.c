@@ -18,6 +18,10 @@
  * stack slot below the CFA (code built without optimization) is not
  * there yet at the entry: refused, with that reason.
  *
+ * Every out-of-line copy (overloads, clones) and every inlined copy of the
+ * function is probed, each at its first instruction with its own DWARF
+ * (an inlined copy's at its DW_AT_entry_pc; a return probe has none).
+ *
  * A field path "a.b->c[2]" walks the types: `.` follows pointers,
  * references and smart pointers (boost::intrusive_ptr's px,
  * std::shared_ptr's _M_ptr, std::unique_ptr's _M_t._M_t._M_head_impl)
