@@ -197,7 +197,8 @@ static void put_name(FILE *f, const char *name, const char *suffix)
 	fprintf(f, "%s\n", suffix);
 }
 
-static void save_probes(const struct probe_set *set, const char *base)
+/* Like the /proc copies: a BASE.probes that cannot be written costs only the names. */
+void probes_save(const struct probe_set *set, const char *base)
 {
 	size_t len = strlen(base) + 8;
 	char *path = xmalloc(len);
@@ -206,8 +207,12 @@ static void save_probes(const struct probe_set *set, const char *base)
 
 	snprintf(path, len, "%s.probes", base);
 	fd = kt_create_file(path);
-	if (fd < 0)
-		die("%s: %s", path, kt_create_strerror(fd));
+	if (fd < 0) {
+		pr_warn("%s: %s: dtrace prints the probes' records by number", path,
+			kt_create_strerror(fd));
+		free(path);
+		return;
+	}
 	f = fdopen(fd, "w");
 	if (!f)
 		die("%s: %s", path, strerror(errno));
@@ -224,8 +229,11 @@ static void save_probes(const struct probe_set *set, const char *base)
 			put_name(f, p->values[i].name, "");
 		}
 	}
-	if (fflush(f) || ferror(f) || fclose(f))
-		die("%s: %s", path, strerror(errno));
+	if (fflush(f) || ferror(f)) {
+		pr_warn("%s: %s: not kept", path, strerror(errno));
+		unlink(path);
+	}
+	fclose(f);
 	free(path);
 }
 
@@ -267,5 +275,6 @@ void probes_add(struct probe_set *set, int ctl, const char *dev, pid_t child,
 		pr_debug("probe %u: %s:%s%s at 0x%" PRIx64 ", %u ops", p->id, p->binary, p->name,
 			 p->ret ? "%return" : "", p->offset, p->nr_ops);
 	}
-	save_probes(set, base);
+	if (base)
+		probes_save(set, base);
 }

@@ -58,10 +58,13 @@ int probe_list(const char *arg, const char *debug_dir, FILE *out);
 /*
  * Add every probe to the kernel through @ctl: in @child and its
  * descendants if not 0, else in -p's processes, else in every process.
- * Then write BASE.probes.  Dies (said why) if the kernel refuses one.
+ * Then write @base.probes if @base.  Dies (said why) if the kernel
+ * refuses one.
  */
 void probes_add(struct probe_set *set, int ctl, const char *dev, pid_t child,
 		const char *base);
+/* BASE.probes (0600): what dtrace needs to print the probes' records. */
+void probes_save(const struct probe_set *set, const char *base);
 
 /*
  * probe_dwarf.c: resolve @function in @binary (through its DWARF if it or

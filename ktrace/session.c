@@ -104,6 +104,12 @@ struct timespec to_timespec(double s)
  * instruction; if ktrace dies adding them, the pipe closes without the
  * byte and the command never runs unprobed.
  */
+/* BASE.probes beside a recording; --flight writes BASE.N.probes with each snapshot */
+static const char *probes_base(const struct session *s)
+{
+	return s->o->flight ? NULL : s->o->output;
+}
+
 static pid_t start_command(struct session *s, char **argv, const sigset_t *orig)
 {
 	bool hold = s->o->probes != NULL;
@@ -140,7 +146,7 @@ static pid_t start_command(struct session *s, char **argv, const sigset_t *orig)
 	pr_debug("started %s, pid %d", argv[0], (int)pid);
 	if (hold) {
 		close(go[0]);
-		probes_add(s->o->probes, s->ctl, s->o->dev, pid, s->o->output);
+		probes_add(s->o->probes, s->ctl, s->o->dev, pid, probes_base(s));
 		if (write(go[1], "", 1) != 1)
 			die("pipe: %s", strerror(errno));
 		close(go[1]);
@@ -172,7 +178,7 @@ bool session_run(struct session *s)
 	bool ok;
 
 	if (!s->o->command && s->o->probes)
-		probes_add(s->o->probes, s->ctl, s->o->dev, 0, s->o->output);
+		probes_add(s->o->probes, s->ctl, s->o->dev, 0, probes_base(s));
 	ok = !s->o->command || (s->child = start_command(s, s->o->command, &s->orig)) >= 0;
 
 	s->start = now();

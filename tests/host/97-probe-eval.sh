@@ -108,6 +108,9 @@ check "-p: the probe is in those processes, without KTRACE_PROBE_CHILDREN" \
 fk -o pp -P "/proc/$$/root$S:Queue::push(int) n" -d 0.05
 check "no command, no -p: every process; a /proc/PID/root path kept as given" \
 	'[ $rc -eq 0 ] && grep -q "^probe 1 0 $po - " probes.log && grep -qP "\t/proc/$$/root$S\tQueue::push\$" pp.probes'
+fk -o fl --flight -P "$S:Queue::push(int) n" -- true
+check "--flight: each snapshot has its BASE.N.probes" \
+	'[ $rc -eq 0 ] && grep -qP "^probe\t1\tentry\t\S+\t$po\t" fl.1.probes && [ ! -e fl.probes ]'
 fk -p 1 -P "$S:Queue::push(int) n" -- true
 check "-p with a command: a usage error" '[ $rc -eq 2 ] && has_err "-p: not with a COMMAND"'
 
