@@ -250,28 +250,40 @@ static char *demangle(const char *name)
 	return d ? d : xstrdup(name);
 }
 
-/* "ns::f(int) const [clone .isra.0]" -> "ns::f": the parameters' '(' by matching ')' */
+/*
+ * "void ns::f<int>(int) const [clone .isra.0]" -> "ns::f<int>": up to the
+ * '(' that matches the last ')', without a template's return type (the
+ * text before the last blank outside <> and (), unless it is "operator").
+ */
 static char *strip_params(const char *sig)
 {
-	const char *end = strrchr(sig, ')');
+	const char *end = strrchr(sig, ')'), *name = sig, *stop = NULL;
 	int depth = 0;
 
-	if (!end || strstr(sig, "operator") || (sig[0] && !strchr(sig, '(')))
-		goto plain;
-	while (end > sig && end[0] == ')' && strstr(end, "[clone") == end - 0)
-		end--;
-	for (const char *s = end; s >= sig; s--) {
+	for (const char *s = end; s && s >= sig; s--) {
 		if (*s == ')')
 			depth++;
-		else if (*s == '(' && !--depth)
-			return xstrndup(sig, s - sig);
+		else if (*s == '(' && !--depth) {
+			stop = s;
+			break;
+		}
 	}
-plain:
-	{
-		const char *paren = strchr(sig, '(');
-
-		return paren ? xstrndup(sig, paren - sig) : xstrdup(sig);
+	if (!stop)
+		return xstrdup(sig);
+	depth = 0;
+	for (const char *s = sig; s < stop; s++) {
+		if (!strncmp(s, "operator", 8)) {
+			s += 7;		/* its '<', '(' and blank are its name */
+			continue;
+		}
+		if (*s == '<' || *s == '(')
+			depth++;
+		else if ((*s == '>' || *s == ')') && depth > 0)
+			depth--;
+		else if (*s == ' ' && !depth)
+			name = s + 1;
 	}
+	return xstrndup(name, stop - name);
 }
 
 /* Compare ignoring spaces: "f(int,char*)" is "f(int, char*)". */
