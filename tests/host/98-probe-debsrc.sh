@@ -80,6 +80,13 @@ else
 	skip "debuginfod: not installed" "apt-get install debuginfod"
 fi
 
+# a template function is named without its return type (nm -C has it with)
+tf="std::vector<char const*, std::allocator<char const*> >::_M_realloc_insert<char const* const&>"
+ta=$(nm -C "$lz" | grep -F " void $tf(" | awk '{ sub(/^0+/, "", $1); print "0x" $1; exit }')
+fk --debug-dir "$T/debug" -L "stripped/lzip:$tf"
+check "a template function by its qualified name ($ta, nm -C)" \
+	'[ $rc -eq 0 ] && [ -n "$ta" ] && grep -q "^  address $ta, " out'
+
 # the values, against gdb on the unstripped programs
 tab=$(printf '\t')
 cat >truth.bz <<TRUTH
