@@ -32,6 +32,17 @@ void probe_set_init(struct probe_set *set)
 	set->tail = &set->head;
 }
 
+int probe_open_binary(const char *path)
+{
+	int fd = kt_open_regular(path);
+
+	if (fd == -EINVAL)
+		die("%s: not a regular file", path);
+	if (fd < 0)
+		die("%s: %s", path, strerror(-fd));
+	return fd;
+}
+
 /* Split @s at blanks outside () and <>: up to @max words, in place. */
 static unsigned int split_words(char *s, char **words, unsigned int max, const char *spec)
 {
@@ -99,8 +110,6 @@ void probe_parse(struct probe_set *set, const char *spec)
 		*pct = '\0';
 		ret = true;
 	}
-	if (access(binary, R_OK) < 0)
-		die("%s: %s", binary, strerror(errno));
 	probe_resolve(set, binary, function, ret, words + 1, n - 1);
 	free(binary);
 	free(copy);
@@ -115,8 +124,6 @@ int probe_list(const char *arg, const char *debug_dir, FILE *out)
 	if (!n)
 		die("-L: empty (BINARY[:FUNCTION [FIELD...]])");
 	binary = split_binary(words[0], &function, arg);
-	if (access(binary, R_OK) < 0)
-		die("%s: %s", binary, strerror(errno));
 	ret = probe_dwarf_list(binary, function && *function ? function : NULL, words + 1,
 			       n - 1, debug_dir, out);
 	free(binary);
@@ -261,9 +268,7 @@ void probes_add(struct probe_set *set, int ctl, const char *dev, pid_t child,
 			.pids = (uintptr_t)pids,
 		};
 
-		kp.fd = open(p->binary, O_RDONLY | O_CLOEXEC);
-		if (kp.fd < 0)
-			die("%s: %s", p->binary, strerror(errno));
+		kp.fd = probe_open_binary(p->binary);
 		if (ioctl(ctl, KTRACE_IOC_PROBE_ADD, &kp) < 0)
 			die("%s: probe %s:%s%s at offset 0x%" PRIx64 ": %s", dev, p->binary, p->name,
 			    p->ret ? "%return" : "", p->offset, add_strerror(errno));

@@ -51,6 +51,8 @@ struct probe_set {
 };
 
 void probe_set_init(struct probe_set *set);
+/* The binary, read-only: a regular file only (a FIFO never blocks ktrace); dies if not. */
+int probe_open_binary(const char *path);
 /* -P SPEC: resolved now; a bad spec dies naming the binary, function, field. */
 void probe_parse(struct probe_set *set, const char *spec);
 /* -L BINARY[:FUNCTION-GLOB [FIELD...]]: print functions, parameters, chains. */

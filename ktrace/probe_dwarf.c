@@ -154,9 +154,7 @@ static void bin_open(struct bin *b, const char *path, const char *debug_dir)
 	memset(b, 0, sizeof(*b));
 	b->path = path;
 	b->debug_dir = debug_dir;
-	b->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (b->fd < 0)
-		die("%s: %s", path, strerror(errno));
+	b->fd = probe_open_binary(path);
 	if (debug_dir) {
 		size_t n = strlen(debug_dir) + 32;
 

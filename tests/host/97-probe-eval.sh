@@ -160,6 +160,10 @@ bad "a bad type" "type u12: not one of u8" -P "$S:Queue::stack_args a1:u12"
 bad "a bad suffix" "%entry: only %return may follow the function" -P "$S:Queue::stack_args%entry"
 bad "a missing binary" "ktrace: $T/nosuch: No such file or directory" -P "$T/nosuch:main"
 bad "no function" "no function (BINARY:FUNCTION" -P "$S"
+mkfifo fifo && echo text >text && mkdir dir
+bad "a FIFO: refused at once, never opened for reading" "ktrace: $T/fifo: not a regular file" -P "$T/fifo:main"
+bad "a directory" "ktrace: $T/dir: not a regular file" -P "$T/dir:main"
+bad "not an ELF file" "ktrace: $T/text: " -P "$T/text:main"
 bad "too many words for one probe" "more than 32 words" -P "$S:Queue::by_ref big.label s big.c"
 KTFAKE_PROBE_ERR=25 fk -o bad -P "$S:Queue::stack_args a1" -- true
 check "ENOTTY from the kernel: it has no probes" '[ $rc -ne 0 ] && has_err "this kernel'"'"'s ktrace has no probes"'
