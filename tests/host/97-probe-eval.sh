@@ -73,6 +73,21 @@ check "a negative s16, a string and a sign-extended stack int are among them" \
 	'grep -q "req.msg.header.delta=-10 " eval.out && grep -q "req.name=\"request-2\"" eval.out &&
 	 grep -q " a8=-82 " eval.out'
 
+# a load that faults: the value is missing ("?"), the others are still read
+: >probes.log
+fk -o pk -P "$S:peek r:x64 r.base_id r.msg.header.type" -- true
+"$EVAL" probes.log pk.probes "$S" 3 2>eval.err | grep "^probe:" >peek.out
+printf 'peek\tpeek\tr\tr\tx64\n' >truth.peek
+PROBE_TRUTH=truth.peek gdb -q -batch -nx -x "$ROOT/tests/probe/gdb-truth.py" --args "$S" 3 2>/dev/null |
+	grep '^probe:' >gdb.peek
+cut -d" " -f1,2 peek.out >peek.ptr; diff gdb.peek peek.ptr >diff.out
+ok $? "peek: the pointers are gdb's" "$(cat diff.out peek.out)"
+check "... one of them null" \
+	'[ "$(grep -c " r=0x0 " peek.out)" = 1 ]'
+check "... through the null pointer both fields are missing, elsewhere read" \
+	'grep -q "^probe:peek r=0x0 r.base_id=? r.msg.header.type=?$" peek.out &&
+	 [ "$(grep -c "r.base_id=4[02] r.msg.header.type=[79]$" peek.out)" = 2 ]'
+
 # -L: the chain, with gdb's offsetof (Request::msg, Message::header, Header::type)
 fk -L "$S:Queue::enqueue req.msg.header.type"
 o1=$(gdb -batch -nx -ex 'print/d (long)&((Request*)0)->msg' "$S" | sed 's/.* = //')

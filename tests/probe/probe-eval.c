@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -389,6 +390,8 @@ int main(int argc, char **argv)
 	if (child < 0)
 		fatal("fork");
 	if (child == 0) {
+		/* addresses as under gdb, which turns randomization off too */
+		personality(ADDR_NO_RANDOMIZE);
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(argv[3], argv + 3);
 		fprintf(stderr, "probe-eval: %s: %s\n", argv[3], strerror(errno));

@@ -77,6 +77,12 @@ void Queue::take(Request &&r)
 	total += r.base_id + scaled(r, 2);
 }
 
+// called with a null pointer too: its fields are missing there, not guessed
+__attribute__((noinline)) long peek(const Request *r)
+{
+	return r ? r->base_id : -1;
+}
+
 // identical code, folded into one by the compiler (-fipa-icf at -O2)
 __attribute__((noinline)) static long fold_a(long x)
 {
@@ -150,7 +156,7 @@ int main(int argc, char **argv)
 		sink = twice(sink) + unused_arg(i, sink) + dropped_arg(i, sink);
 		q.push(i);
 		q.push(r->name);
-		sink = sink + scaled(*r, 3);
+		sink = sink + scaled(*r, 3) + peek(i == 1 ? nullptr : r.get());
 		q.take(std::move(*r));
 		sink = fold_a(sink) + fold_b(i);
 	}
