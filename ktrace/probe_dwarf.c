@@ -14,9 +14,10 @@
  * is where the calling convention put it, and the DWARF location lists
  * say so (a register, or the caller's stack above the CFA).  Past the
  * prologue is where gdb stops, but the prologue's length is a guess the
- * line table makes; the entry is not.  A parameter whose only home is a
- * stack slot below the CFA (code built without optimization) is not
- * there yet at the entry: refused, with that reason.
+ * line table makes; the entry is not.  Only a function built without
+ * optimization, whose parameters live in stack slots below the CFA that
+ * the prologue fills, is probed where its line table says the prologue
+ * ends (decide_address()), with the CFA from its CFI there.
  *
  * Every out-of-line copy (overloads, clones) and every inlined copy of the
  * function is probed, each at its first instruction with its own DWARF
@@ -77,6 +78,7 @@ struct func {
 	bool inlined;			/* an inlined copy: die is its inlined_subroutine */
 	Dwarf_Die outer;		/* ... and outer the function it is inlined into */
 	Dwarf_Addr entry;		/* module address */
+	Dwarf_Addr probe_at;		/* entry, or past the prologue (decide_address()) */
 };
 
 struct funcs {
@@ -94,6 +96,7 @@ struct comp {
 	const char *field;
 	struct probe *p;
 	Dwarf_Addr pc;			/* the probe address, DWARF's */
+	Dwarf_Frame *frame;		/* past a prologue: the CFI there, for the CFA */
 	bool value;			/* acc holds the value (a register), not its address */
 	unsigned int derefs, words;
 };
@@ -853,7 +856,7 @@ static void eval_location(struct comp *c, const Dwarf_Op *expr, size_t len, bool
 								DW_AT_frame_base, &a) ||
 			    dwarf_getlocation_addr(&a, c->pc, &fb, &fblen, 1) != 1)
 				fail(c, "its frame base has no location at the probe address");
-			if (fblen == 1 && fb[0].atom == DW_OP_call_frame_cfa &&
+			if (fblen == 1 && fb[0].atom == DW_OP_call_frame_cfa && !c->frame &&
 			    (int64_t)expr[i].number < 0)
 				fail(c, "it lives in a stack slot below the frame (CFA%+" PRId64 "), which "
 				     "the prologue fills: not there yet at the function's first instruction "
@@ -861,6 +864,13 @@ static void eval_location(struct comp *c, const Dwarf_Op *expr, size_t len, bool
 				     (int64_t)expr[i].number);
 			eval_location(c, fb, fblen, true);
 			emit_add(c, (int64_t)expr[i].number);
+		} else if (atom == DW_OP_call_frame_cfa && c->frame) {
+			Dwarf_Op *cfa;
+			size_t cfa_len;
+
+			if (dwarf_frame_cfa(c->frame, &cfa, &cfa_len) != 0)
+				fail(c, "no CFA rule at the probe address: %s", dwarf_errmsg(-1));
+			eval_location(c, cfa, cfa_len, true);
 		} else if (atom == DW_OP_call_frame_cfa) {
 			if (c->p->ret)
 				fail(c, "on the stack: gone at the return");
@@ -1271,10 +1281,95 @@ static void compile_field(struct comp *c, const char *field, struct probe_value 
 }
 
 /* Compile every field of @p; the function @f of @b. */
+/*
+ * Code built without optimization keeps each parameter in a stack slot
+ * below the CFA, which the prologue fills (a plain DW_OP_fbreg, no location
+ * list): such a function is probed where its line table says the prologue
+ * ends (the first row past the entry on another line, as gdb does), with
+ * the CFA from its CFI there.  Every other function: its first instruction.
+ */
+static bool needs_prologue(Dwarf_Die *func)
+{
+	Dwarf_Die param;
+	Dwarf_Attribute a, fb;
+	Dwarf_Op *expr;
+	size_t len;
+
+	if (!dwarf_attr_integrate(func, DW_AT_frame_base, &fb) ||
+	    dwarf_getlocation(&fb, &expr, &len) != 0 || len != 1 ||
+	    expr[0].atom != DW_OP_call_frame_cfa || dwarf_child(func, &param) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&param) == DW_TAG_formal_parameter &&
+		    dwarf_attr(&param, DW_AT_location, &a) && dwarf_whatform(&a) == DW_FORM_exprloc &&
+		    dwarf_getlocation(&a, &expr, &len) == 0 && len == 1 &&
+		    expr[0].atom == DW_OP_fbreg && (int64_t)expr[0].number < 0)
+			return true;
+	} while (dwarf_siblingof(&param, &param) == 0);
+	return false;
+}
+
+static Dwarf_Addr prologue_end(const struct bin *b, struct func *f)
+{
+	Dwarf_Addr low = f->entry - b->bias, high, addr;
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	int first_line = -1, line;
+
+	if (dwarf_highpc(&f->die, &high) != 0 || !dwarf_diecu(&f->die, &cu, NULL, NULL) ||
+	    dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+
+		if (!l || dwarf_lineaddr(l, &addr) != 0 || addr < low || addr >= high ||
+		    dwarf_lineno(l, &line) != 0)
+			continue;
+		if (addr == low && first_line < 0)
+			first_line = line;
+		else if (addr > low && first_line >= 0 && line != first_line)
+			return addr + b->bias;
+	}
+	return 0;
+}
+
+static void decide_address(const struct bin *b, struct func *f, bool ret)
+{
+	f->probe_at = f->entry;
+	if (ret || f->inlined || !f->has_die || !needs_prologue(&f->die))
+		return;
+	f->probe_at = prologue_end(b, f);
+	if (!f->probe_at)
+		die("%s:%s: built without optimization (its parameters are in stack slots the "
+		    "prologue fills) and the line table does not say where the prologue ends",
+		    b->path, f->name);
+}
+
+/* The CFI at the probe address, when it is not a function's entry. */
+static Dwarf_Frame *frame_at(const struct bin *b, const struct func *f)
+{
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *frame = NULL;
+
+	if (f->probe_at == f->entry)
+		return NULL;
+	cfi = dwfl_module_eh_cfi(b->mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, f->probe_at - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(b->mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, f->probe_at - bias, &frame) != 0)
+			die("%s:%s: no call frame information at 0x%" PRIx64 " past the prologue",
+			    b->path, f->name, (uint64_t)f->probe_at);
+	}
+	return frame;
+}
+
 static void compile_probe(const struct bin *b, const struct func *f, struct probe *p,
 			  char **fields, unsigned int nr)
 {
-	struct comp c = { .b = b, .f = f, .p = p, .pc = f->entry - b->bias };
+	struct comp c = { .b = b, .f = f, .p = p, .pc = f->probe_at - b->bias,
+			  .frame = frame_at(b, f) };
 
 	if (nr > KTRACE_PROBE_MAX_VALUES) {
 		c.field = fields[KTRACE_PROBE_MAX_VALUES];
@@ -1296,6 +1391,7 @@ static void compile_probe(const struct bin *b, const struct func *f, struct prob
 			v->name = xstrdup(v->path);
 		}
 	}
+	free(c.frame);
 }
 
 static struct probe *new_probe(const struct bin *b, const struct func *f, bool ret)
@@ -1306,8 +1402,8 @@ static struct probe *new_probe(const struct bin *b, const struct func *f, bool r
 	p->name = xstrdup(f->name);
 	p->signature = xstrdup(f->sig);
 	strcpy(p->build_id, b->build_id);
-	p->vaddr = f->entry;
-	p->offset = file_offset(b, f->entry, f->name);
+	p->vaddr = f->probe_at;
+	p->offset = file_offset(b, f->probe_at, f->name);
 	p->ret = ret;
 	return p;
 }
@@ -1350,6 +1446,11 @@ unsigned int probe_resolve(struct probe_set *set, const char *binary, const char
 
 		if (ret && fl.v[i].inlined)
 			continue;
+		decide_address(&b, &fl.v[i], ret);
+		if (fl.v[i].probe_at != fl.v[i].entry)
+			pr_info("%s:%s: built without optimization: probed past its prologue, at "
+				"0x%" PRIx64 ", where its parameters are in their stack slots", binary,
+				fl.v[i].name, (uint64_t)fl.v[i].probe_at);
 		p = new_probe(&b, &fl.v[i], ret);
 		al = fl.v[i].inlined ? NULL : aliases(&b, &fl.v[i]);
 
@@ -1429,14 +1530,17 @@ static void first_insn(const struct bin *b, uint64_t offset, char *buf, size_t s
 static void list_params(const struct bin *b, const struct func *f, FILE *out)
 {
 	Dwarf_Die d = f->die, param;
+	Dwarf_Frame *frame;
 
 	if (dwarf_child(&d, &param) != 0)
 		return;
+	frame = frame_at(b, f);
 	do {
 		const char *n = attr_string(&param, DW_AT_name);
 		char tn[512] = "?", where[256];
-		struct probe p = { .vaddr = f->entry };
-		struct comp c = { .b = b, .f = f, .p = &p, .pc = f->entry - b->bias, .field = n };
+		struct probe p = { .vaddr = f->probe_at };
+		struct comp c = { .b = b, .f = f, .p = &p, .pc = f->probe_at - b->bias, .field = n,
+				  .frame = frame };
 		Dwarf_Die t;
 		Dwarf_Attribute a;
 		Dwarf_Op *expr;
@@ -1463,7 +1567,7 @@ static void list_params(const struct bin *b, const struct func *f, FILE *out)
 				      at == DW_OP_bregx || at == DW_OP_call_frame_cfa ||
 				      at == DW_OP_plus_uconst || at == DW_OP_deref ||
 				      at == DW_OP_stack_value ||
-				      (at == DW_OP_fbreg && (int64_t)expr[i].number >= 0) ||
+				      (at == DW_OP_fbreg && ((int64_t)expr[i].number >= 0 || c.frame)) ||
 				      (i == 0 && ((at >= DW_OP_lit0 && at <= DW_OP_lit31) ||
 						  (at >= DW_OP_const1u && at <= DW_OP_const8s) ||
 						  at == DW_OP_constu || at == DW_OP_consts))) ||
@@ -1485,6 +1589,7 @@ static void list_params(const struct bin *b, const struct func *f, FILE *out)
 		}
 		fprintf(out, "  param %-12s %-36s @ %s\n", n ? n : "?", tn, where);
 	} while (dwarf_siblingof(&param, &param) == 0);
+	free(frame);
 }
 
 int probe_dwarf_list(const char *binary, const char *glob, char **fields,
@@ -1506,13 +1611,21 @@ int probe_dwarf_list(const char *binary, const char *glob, char **fields,
 	if (!fl.n)
 		die("%s:%s: no such function", binary, glob ? glob : "*");
 	for (size_t i = 0; i < fl.n; i++) {
-		const struct func *f = &fl.v[i];
-		uint64_t off = file_offset(&b, f->entry, f->name);
+		struct func *f = &fl.v[i];
+		bool ret = false;
+		uint64_t off;
 		char insn[160], *al = f->inlined ? NULL : aliases(&b, f);
 
+		for (unsigned int k = 0; k < nr_fields; k++)
+			ret |= !strncmp(fields[k], "$retval", 7);
+		decide_address(&b, f, ret);
+		off = file_offset(&b, f->probe_at, f->name);
 		first_insn(&b, off, insn, sizeof(insn));
 		fprintf(out, "%s\n  address 0x%" PRIx64 ", file offset 0x%" PRIx64, f->sig,
-			(uint64_t)f->entry, off);
+			(uint64_t)f->probe_at, off);
+		if (f->probe_at != f->entry)
+			fprintf(out, " (past the prologue: built without optimization; entry 0x%"
+				PRIx64 ")", (uint64_t)f->entry);
 		if (f->sym && strcmp(f->sym, f->name) && strstr(f->sym, ".")) 
 			fprintf(out, ", symbol %s", f->sym);
 		fprintf(out, "\n  first instruction %s\n", insn);
@@ -1532,11 +1645,8 @@ int probe_dwarf_list(const char *binary, const char *glob, char **fields,
 		if (f->has_die)
 			list_params(&b, f, out);
 		if (nr_fields) {
-			struct probe *p = new_probe(&b, f, false);
+			struct probe *p = new_probe(&b, f, ret);
 
-			for (unsigned int k = 0; k < nr_fields; k++)
-				if (!strncmp(fields[k], "$retval", 7))
-					p->ret = true;
 			compile_probe(&b, f, p, fields, nr_fields);
 			for (unsigned int k = 0; k < p->nr_values; k++)
 				fprintf(out, "  field %s: %s (%s) @ %s\n", p->values[k].name,

@@ -10,8 +10,9 @@
 # semantics over ptrace and process_vm_readv), and every value must be the
 # one gdb prints for the same expression at the same function, hit by hit
 # (ground truth: gdb's own DWARF reading, tests/probe/gdb-truth.py).  The
-# offsets -L prints are gdb's offsetof; the ioctl's arguments, BASE.probes
-# and every bad spec's message are checked too.
+# offsets -L prints are gdb's offsetof; the same program built -O0 is
+# probed where gdb breaks and gives gdb's values; the ioctl's arguments,
+# BASE.probes and every bad spec's message are checked too.
 . "$(dirname "$0")/fakedev-common.sh"
 
 command -v gdb >/dev/null || skip_all "gdb not installed"
@@ -217,8 +218,23 @@ ot=$(gdb -batch -nx -ex 'print/d (long)&((struct hdr*)0)->type' "$T/twounits" | 
 check "a struct declared only: its definition from the other unit (offset $ot, gdb)" \
 	'[ $rc -eq 0 ] && grep -qF "field h.type: short int (s16) @ %rdi +$ot [deref 2 signed] emit 2" out'
 
-# built without optimization, a parameter is in the stack slot the prologue fills
+# built without optimization, parameters live in stack slots the prologue
+# fills: probed where gdb breaks (past the prologue), the CFA from the CFI
 c++ -O0 -g -o "$T/shapes-O0" "$ROOT/tests/probe/shapes.cc"
-fk -o bad -P "$T/shapes-O0:Queue::stack_args a1" -- true
-check "-O0: refused, the prologue fills its slot" '[ $rc -ne 0 ] && has_err "stack slot below the frame" && has_err "not there yet at the function'"'"'s first instruction"'
+: >probes.log
+fk -o o0 -P "$T/shapes-O0:Queue::stack_args a1 a6 a7 a8 this->total" \
+   -P "$T/shapes-O0:Queue::by_ref big.a big.label:str20 s:str12" -- true
+ok $rc "-O0: probed" "$(cat err)"
+ga=$(gdb -batch -nx -ex 'break Queue::stack_args' "$T/shapes-O0" 2>&1 | sed -n 's/^Breakpoint 1 at \(0x[0-9a-f]*\):.*/\1/p')
+check "-O0: past the prologue, where gdb breaks ($ga), and said so" \
+	'grep -qP "^probe\t1\tentry\t\S+\t$ga\t" o0.probes && has_err "built without optimization: probed past its prologue"'
+"$EVAL" probes.log o0.probes "$T/shapes-O0" 3 2>eval.err | grep "^probe:" >o0.out
+cat >truth.o0 <<TRUTH
+Queue::stack_args${tab}Queue::stack_args${tab}a1${tab}a1${tab}d${tab}a6${tab}a6${tab}d${tab}a7${tab}a7${tab}d${tab}a8${tab}a8${tab}d${tab}this->total${tab}this->total${tab}d
+Queue::by_ref${tab}Queue::by_ref${tab}big.a${tab}big.a${tab}d${tab}big.label${tab}big.label._M_dataplus._M_p${tab}s20${tab}s${tab}s._M_dataplus._M_p${tab}s12
+TRUTH
+PROBE_TRUTH=truth.o0 gdb -q -batch -nx -x "$ROOT/tests/probe/gdb-truth.py" --args "$T/shapes-O0" 3 2>/dev/null |
+	grep '^probe:' >gdb.o0
+diff gdb.o0 o0.out >diff.out
+ok $? "-O0: the values are gdb's, hit by hit ($(wc -l <gdb.o0) hits)" "$(cat diff.out eval.err)"
 done_testing
