@@ -15,6 +15,7 @@
 #include "files.h"
 #include "ktfile.h"
 #include "ktrace.h"
+#include "probe.h"
 #include "util.h"
 
 /*
@@ -228,6 +229,8 @@ static void flight_snapshot(struct flight *f, uint32_t mask)
 	if (mask)
 		flight_resume(f, mask);
 	save_proc_copies(base);
+	if (f->o->probes)
+		probes_save(f->o->probes, base);
 	pr_info("snapshot %u: %llu records in %s.cpu*, %llu overwritten before them",
 		f->snapshots, (unsigned long long)records, base,
 		(unsigned long long)overwritten);

@@ -17,10 +17,12 @@
 #include "ktevents.h"
 #include "ktrace.h"
 #include "opts.h"
+#include "probe.h"
 #include "util.h"
 
 #define CPU_NR_MAX	8192	/* the kernel's largest NR_CPUS */
 #define OPT_FLIGHT	256	/* --flight: long only */
+#define OPT_DEBUG_DIR	257	/* --debug-dir: long only */
 
 /* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
 static const struct kt_option options[] = {
@@ -48,6 +50,18 @@ static const struct kt_option options[] = {
 	{ "buffer",   required_argument, 'b', "RECORDS",
 	  "per-CPU buffer size in records (16-16777216,\n"
 	  "rounded up to a power of two); empties the buffers" },
+	{ "probe",    required_argument, 'P', "SPEC",
+	  "probe a user function: 'BINARY:FUNCTION[%return]\n"
+	  "[[ALIAS=]FIELD[:TYPE]]...' (ktrace.1); repeatable" },
+	{ "list-probes", required_argument, 'L', "SPEC",
+	  "list 'BINARY[:FUNCTION-GLOB [FIELD]...]': functions,\n"
+	  "parameters and the fields' fetch chains" },
+	{ "debug-dir", required_argument, OPT_DEBUG_DIR, "DIR",
+	  "look for debug files in DIR too\n"
+	  "(DIR/.build-id/xx/yyyy.debug, DIR/DEBUGLINK)" },
+	{ "pid",      required_argument, 'p', "PID",
+	  "probes only in process PID (repeatable; default:\n"
+	  "the COMMAND and its children, else every process)" },
 	{ "quiet",    no_argument,       'q', NULL,
 	  "print errors only" },
 	{ "verbose",  no_argument,       'v', NULL,
@@ -182,8 +196,13 @@ int main(int argc, char **argv)
 	struct ktrace_info info;
 	uint32_t mask = 0;
 	int ctl, ret = 0, c;
+	const char **probe_specs = xcalloc(argc, sizeof(*probe_specs));
+	unsigned int nr_probe_specs = 0;
+	const char *list_probes = NULL;
+	struct probe_set probes;
 
 	util_set_progname("ktrace");
+	probe_set_init(&probes);
 	while ((c = kt_getopt(&opts, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
@@ -226,6 +245,23 @@ int main(int argc, char **argv)
 			o.buf_records = parse_number('b', optarg, KTRACE_BUF_MIN,
 						     KTRACE_BUF_MAX, "a number of records");
 			break;
+		case 'P':
+			probe_specs[nr_probe_specs++] = optarg;
+			break;
+		case 'L':
+			list_probes = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			if (!*optarg)
+				kt_usage_error("--debug-dir: empty directory name");
+			probes.debug_dir = optarg;
+			break;
+		case 'p':
+			if (probes.nr_pids == KTRACE_PROBE_MAX_PIDS)
+				kt_usage_error("-p: more than %d processes", KTRACE_PROBE_MAX_PIDS);
+			probes.pids[probes.nr_pids++] = parse_number('p', optarg, 1, 0x7fffffff,
+								     "a process id");
+			break;
 		case 'q':
 			verbose = -1;
 			break;
@@ -246,7 +282,20 @@ int main(int argc, char **argv)
 		ktev_list(stdout);
 		return 0;
 	}
-	recording = nr_cpu_args || o.duration || o.command || o.flight;
+	if (list_probes)
+		return probe_list(list_probes, probes.debug_dir, stdout);
+	if (probes.nr_pids && !nr_probe_specs)
+		kt_usage_error("-p: only with -P (the processes to probe)");
+	if (probes.nr_pids && o.command)
+		kt_usage_error("-p: not with a COMMAND (its probes are in the COMMAND)");
+	/* every spec resolved before the device is touched: a bad one costs nothing */
+	for (unsigned int i = 0; i < nr_probe_specs; i++)
+		probe_parse(&probes, probe_specs[i]);
+	if (probes.nr > KTRACE_PROBE_MAX_ID)
+		die("-P: %u probes; the kernel has ids for %d", probes.nr, KTRACE_PROBE_MAX_ID);
+	if (probes.nr)
+		o.probes = &probes;
+	recording = nr_cpu_args || o.duration || o.command || o.flight || probes.nr;
 	if (!recording && !o.events && !o.status && !o.buf_records)
 		kt_usage_error("nothing to do: give -e, -s, -b, -c, -d or a command");
 
@@ -257,6 +306,11 @@ int main(int argc, char **argv)
 	dev_info(ctl, o.dev, &info);
 	if (o.events)
 		mask = parse_mask(o.events, info.mask);
+	/* probes record into their group: the mask as it is (or -e's) and it */
+	if (probes.nr) {
+		mask = (o.events ? mask : info.mask) | KTRACE_GRP_probe;
+		o.events = o.events ? o.events : "+probe";
+	}
 	if (o.buf_records)
 		dev_set_buf_size(ctl, o.dev, &info, o.buf_records,
 				 o.events && !recording ? mask : info.mask);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <linux/ktrace.h>
 
+struct probe_set;
+
 /* What the command line asked for. */
 struct ktrace_opts {
 	const char *dev;	/* $KTRACE_DEV or /dev/ktrace */
@@ -25,6 +27,7 @@ struct ktrace_opts {
 	bool *cpus;		/* -c, resolved: cpus[n] for n < nr_cpus */
 	unsigned int nr_cpus;	/* = nr_cpu_ids of the kernel */
 	char **command;		/* after --, NULL if none */
+	struct probe_set *probes;	/* -P, resolved; NULL if none */
 };
 
 /* The control file: /dev/ktrace opened once for the ioctls (dev.c). */
@@ -55,6 +58,7 @@ struct timespec to_timespec(double s);
  */
 struct session {
 	const struct ktrace_opts *o;
+	int ctl;		/* the control file, for the probes */
 	sigset_t orig;		/* the signal mask to sleep with, and the command's */
 	pid_t child;		/* the command while it runs; 0: none, or it ended */
 	int status;		/* its wait status once it ended */
@@ -68,7 +72,10 @@ struct session {
  */
 void session_begin(struct session *s, const struct ktrace_opts *o, int ctl, bool own,
 		   bool snapshots);
-/* Start the command and -d's clock; false if the command could not start. */
+/*
+ * Add the probes (-P: in the command, held before its exec until they are
+ * in), start the command and -d's clock; false if the command could not start.
+ */
 bool session_run(struct session *s);
 /* A stopping signal came, or -d is over. */
 bool session_stopped(const struct session *s);

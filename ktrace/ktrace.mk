@@ -6,6 +6,10 @@
 KTRACE_SRCS	:= $(wildcard ktrace/*.c)
 KTRACE_OBJS	:= $(KTRACE_SRCS:%.c=$(O)/obj/%.o)
 TOOLS		+= $(O)/tools/ktrace $(O)/tools/static/ktrace
+# probe_dwarf.c reads ELF and DWARF with libdw, as dtrace does (dtrace.mk
+# says why these libraries); debuginfod comes through libdw's own client.
+KTRACE_LDLIBS		= $(DTRACE_LDLIBS)
+KTRACE_STATIC_LDLIBS	= $(DTRACE_STATIC_LDLIBS)
 
 .PHONY: ktrace
 ktrace: $(O)/tools/ktrace ## build/tools/ktrace, the collector
@@ -17,8 +21,9 @@ $(O)/obj/ktrace/%.o: ktrace/%.c $(O)/obj/ktrace/%.d
 
 $(O)/tools/ktrace: $(KTRACE_OBJS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -pthread -o $@ $(KTRACE_OBJS) $(LIBKT)
+	$(CC) $(CFLAGS) -pthread -o $@ $(KTRACE_OBJS) $(LIBKT) $(KTRACE_LDLIBS)
 
 $(O)/tools/static/ktrace: $(KTRACE_OBJS) $(LIBKT_STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -pthread -static -o $@ $(KTRACE_OBJS) $(LIBKT_STATIC)
+	$(CC) $(CFLAGS) -pthread -static -o $@ $(KTRACE_OBJS) $(LIBKT_STATIC) \
+		$(KTRACE_STATIC_LDLIBS)

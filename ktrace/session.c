@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "ktrace.h"
+#include "probe.h"
 #include "util.h"
 
 static volatile sig_atomic_t stop_sig, child_changed, snapshot_asked;
@@ -96,11 +98,27 @@ struct timespec to_timespec(double s)
 	return (struct timespec){ (time_t)s, (long)((s - (time_t)s) * 1e9) };
 }
 
-static pid_t start_command(char **argv, const sigset_t *orig)
+/*
+ * With probes the child waits, before its exec, for one byte on a pipe:
+ * the probes name it (its pid) and must be in before its first
+ * instruction; if ktrace dies adding them, the pipe closes without the
+ * byte and the command never runs unprobed.
+ */
+/* BASE.probes beside a recording; --flight writes BASE.N.probes with each snapshot */
+static const char *probes_base(const struct session *s)
 {
+	return s->o->flight ? NULL : s->o->output;
+}
+
+static pid_t start_command(struct session *s, char **argv, const sigset_t *orig)
+{
+	bool hold = s->o->probes != NULL;
+	int go[2] = { -1, -1 };
 	pid_t pid;
 
 	fflush(NULL);
+	if (hold && pipe2(go, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
 		pr_err("fork: %s", strerror(errno));
@@ -108,8 +126,17 @@ static pid_t start_command(char **argv, const sigset_t *orig)
 	}
 	if (pid == 0) {
 		int err;
+		char byte;
 
 		release_signals(orig);
+		if (hold) {
+			close(go[1]);
+			while ((err = read(go[0], &byte, 1)) < 0 && errno == EINTR)
+				;
+			if (err != 1)
+				_exit(127);
+			close(go[0]);
+		}
 		execvp(argv[0], argv);
 		err = errno;
 		/* one write: ktrace's own messages go to the same stderr */
@@ -117,6 +144,13 @@ static pid_t start_command(char **argv, const sigset_t *orig)
 		_exit(err == ENOENT ? 127 : 126);
 	}
 	pr_debug("started %s, pid %d", argv[0], (int)pid);
+	if (hold) {
+		close(go[0]);
+		probes_add(s->o->probes, s->ctl, s->o->dev, pid, probes_base(s));
+		if (write(go[1], "", 1) != 1)
+			die("pipe: %s", strerror(errno));
+		close(go[1]);
+	}
 	return pid;
 }
 
@@ -130,7 +164,7 @@ static int exit_status(int status)
 void session_begin(struct session *s, const struct ktrace_opts *o, int ctl, bool own,
 		   bool snapshots)
 {
-	*s = (struct session){ .o = o };
+	*s = (struct session){ .o = o, .ctl = ctl };
 	flight_mode = snapshots;
 	catch_signals(&s->orig);
 	/* owned from here: tracing off and the buffers empty until the mask is set */
@@ -141,7 +175,11 @@ void session_begin(struct session *s, const struct ktrace_opts *o, int ctl, bool
 
 bool session_run(struct session *s)
 {
-	bool ok = !s->o->command || (s->child = start_command(s->o->command, &s->orig)) >= 0;
+	bool ok;
+
+	if (!s->o->command && s->o->probes)
+		probes_add(s->o->probes, s->ctl, s->o->dev, 0, probes_base(s));
+	ok = !s->o->command || (s->child = start_command(s, s->o->command, &s->orig)) >= 0;
 
 	s->start = now();
 	if (s->o->duration)

@@ -19,6 +19,8 @@ pkgs=(
 	dpkg-dev
 	# the system calls dtrace makes on files a trace names (host 72, 74)
 	strace
+	# the probes' ground truth and debug info server (host 97, 98)
+	gdb g++ debuginfod
 )
 
 declare -A installed=()

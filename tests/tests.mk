@@ -25,7 +25,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   67-run-hostile-ring 68-run-exhaustion 70-install 72-dtrace-open-special \
 		   73-dtrace-torn-merge 78-build-targets 79-user-file-limits 80-user-shapes \
 		   83-user-spawn 85-dtrace-names-one-pass 87-dtrace-call-filters 88-user-record-filters \
-		   77-dtrace-probes 99-dtrace-probe-latency
+		   77-dtrace-probes 99-dtrace-probe-latency 97-probe-eval 98-probe-debsrc
 HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
@@ -56,3 +56,13 @@ $(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A
 $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -pthread -o $@ $< -ldl
+
+# The probe tests' evaluator of fetch programs (ptrace) and their C++
+# program (tests/host/97-probe-eval.sh, 98-probe-debsrc.sh).
+$(O)/tests/probe-eval: tests/probe/probe-eval.c include/uapi/linux/ktrace.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Iinclude/uapi -o $@ $<
+
+$(O)/tests/probe-shapes: tests/probe/shapes.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -o $@ $<

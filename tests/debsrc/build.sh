@@ -12,10 +12,17 @@
 # build/debsrc/PACKAGE/ (only what the test runs) and rebuilt only when
 # this script changes.  Prints the path of each program; exit 77 when a
 # source cannot be had (no network, no deb-src), 1 when a build fails.
+# DEBSRC_PLAIN=1: built -O2 -g only (no call hooks), into
+# build/debsrc/plain/PACKAGE/ (the probe tests, 98-probe-debsrc.sh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$ROOT/${O:-build}/debsrc
 CFLAGS_TRACE="-O2 -g -finstrument-functions"
+B=$D			# where the programs are built
+if [ -n "${DEBSRC_PLAIN:-}" ]; then
+	CFLAGS_TRACE="-O2 -g"
+	B=$D/plain
+fi
 mkdir -p "$D/apt/etc" "$D/apt/lists/partial" "$D/apt/cache/archives/partial"
 
 # the mirror of the system's sources (deb822 or one-line), for deb-src
@@ -50,44 +57,47 @@ fetch() {
 unpack() {
 	local dsc
 	dsc=$(ls "$D/$1"_*.dsc | tail -n 1)
-	rm -rf "$D/$1"
-	mkdir -p "$D/$1"
-	dpkg-source --no-check -x "$dsc" "$D/$1/src" >"$D/$1/unpack.log" 2>&1
+	rm -rf "$B/$1"
+	mkdir -p "$B/$1"
+	dpkg-source --no-check -x "$dsc" "$B/$1/src" >"$B/$1/unpack.log" 2>&1
 }
 
-# build PACKAGE: the program, into $D/PACKAGE/prog
+# build PACKAGE: the program, into $B/PACKAGE/prog
 build() {
-	local p=$1 s=$D/$1/src
+	local p=$1 s=$B/$1/src
 	case $p in
 	lua5.4)	# the interpreter and its library in one program (Debian's
 		# Makefile builds the library with libtool, which we do not need);
 		# the header debian/rules writes, as it writes it
 		printf '#define DEB_HOST_MULTIARCH "%s"\n' "$(gcc -print-multiarch)" \
 			>"$s/src/lua5.4-deb-multiarch.h"
-		gcc $CFLAGS_TRACE -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -o "$D/$p/prog" \
+		gcc $CFLAGS_TRACE -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -o "$B/$p/prog" \
 			$(ls "$s"/src/*.c | grep -v '/luac\.c$') -lm -ldl ;;
 	bzip2)	# with its library linked in, not the system's libbz2.so
 		make -C "$s" -j2 CFLAGS="$CFLAGS_TRACE -D_FILE_OFFSET_BITS=64" libbz2.a bzip2.o &&
-		gcc -o "$D/$p/prog" "$s/bzip2.o" "$s/libbz2.a" ;;
+		gcc -o "$B/$p/prog" "$s/bzip2.o" "$s/libbz2.a" ;;
 	gzip)	# Debian patches configure.ac: keep the shipped configure, not autoreconf
 		m="ACLOCAL=true AUTOCONF=true AUTOMAKE=true AUTOHEADER=true"
 		(cd "$s" && ./configure -q CFLAGS="$CFLAGS_TRACE" $m && make -j2 -C lib $m && make -j2 $m version.h gzip) &&
-		cp "$s/gzip" "$D/$p/prog" ;;
+		cp "$s/gzip" "$B/$p/prog" ;;
+	lzip)	# C++: classes, references, a std::string or two
+		(cd "$s" && ./configure CXXFLAGS="$CFLAGS_TRACE" && make -j2) &&
+		cp "$s/lzip" "$B/$p/prog" ;;
 	*)	echo "debsrc: $p: no build recipe" >&2; return 1 ;;
 	esac
 }
 
 stamp=$(cksum <"$0" | cut -d' ' -f1)
 for p in "$@"; do
-	if [ "$(cat "$D/$p/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$D/$p/prog" ]; then
+	if [ "$(cat "$B/$p/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$B/$p/prog" ]; then
 		fetch "$p" || { echo "debsrc: $p: cannot download its source (see $D)" >&2; exit 77; }
-		unpack "$p" || { echo "debsrc: $p: dpkg-source failed: $D/$p/unpack.log" >&2; exit 1; }
-		if ! build "$p" >"$D/$p/build.log" 2>&1; then
-			echo "debsrc: $p: build failed: $D/$p/build.log" >&2
-			tail -n 20 "$D/$p/build.log" >&2
+		unpack "$p" || { echo "debsrc: $p: dpkg-source failed: $B/$p/unpack.log" >&2; exit 1; }
+		if ! build "$p" >"$B/$p/build.log" 2>&1; then
+			echo "debsrc: $p: build failed: $B/$p/build.log" >&2
+			tail -n 20 "$B/$p/build.log" >&2
 			exit 1
 		fi
-		echo "$stamp" >"$D/$p/stamp"
+		echo "$stamp" >"$B/$p/stamp"
 	fi
-	echo "$D/$p/prog"
+	echo "$B/$p/prog"
 done

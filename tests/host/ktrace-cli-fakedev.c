@@ -33,6 +33,12 @@
  *   KTFAKE_PROC     directory whose kallsyms and interrupts files stand in
  *                   for /proc's (unset: ktrace finds none, as on a kernel
  *                   without them), so the tests do not depend on the host
+ *   KTFAKE_PROBES   file to append each KTRACE_IOC_PROBE_ADD to, one line:
+ *                   "probe ID FLAGS 0xOFFSET PIDS OPS PATH", PIDS "1,2" or
+ *                   "-", OPS "op,size,flags,reg,imm/..." or "-", PATH the
+ *                   binary the fd names (tests/probe/probe-eval.c runs them)
+ *   KTFAKE_PROBE_ERR  an errno number PROBE_ADD fails with
+ *   KTFAKE_PROBE_IDS  ids the fake has (255): ENOSPC after them
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -258,6 +264,99 @@ static int busy(void)
 	return fail(EBUSY);
 }
 
+/* The checks the kernel makes before it registers anything (ktrace.h). */
+static bool probe_ok(const struct ktrace_probe *kp)
+{
+	const struct ktrace_probe_op *ops = (const void *)(uintptr_t)kp->ops;
+	unsigned int derefs = 0, values = 0;
+	bool loaded = false;
+
+	if (kp->nr_ops > KTRACE_PROBE_MAX_OPS || kp->nr_pids > KTRACE_PROBE_MAX_PIDS ||
+	    (kp->flags & ~(KTRACE_PROBE_RETURN | KTRACE_PROBE_CHILDREN)) || kp->id)
+		return false;
+	for (unsigned int i = 0; i < 5; i++)
+		if (kp->reserved[i])
+			return false;
+	for (unsigned int i = 0; i < kp->nr_ops; i++) {
+		const struct ktrace_probe_op *op = &ops[i];
+
+		switch (op->op) {
+		case KTRACE_OP_REG:
+			if (op->reg > KTRACE_REG_MAX || op->size || op->flags || op->imm)
+				return false;
+			break;
+		case KTRACE_OP_CFA:
+			if ((kp->flags & KTRACE_PROBE_RETURN) || op->size || op->flags || op->reg ||
+			    op->imm)
+				return false;
+			break;
+		case KTRACE_OP_ADD:
+			if (op->size || op->flags || op->reg)
+				return false;
+			break;
+		case KTRACE_OP_DEREF:
+			if ((op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
+			    (op->flags & ~KTRACE_OP_SIGNED) || op->reg || op->imm)
+				return false;
+			derefs++;
+			loaded = true;
+			break;
+		case KTRACE_OP_EMIT:
+		case KTRACE_OP_STR:
+			if (op->op == KTRACE_OP_EMIT ? (op->size != 1 && op->size != 2 &&
+			    op->size != 4 && op->size != 8) :
+			    (!op->size || op->size > KTRACE_PROBE_MAX_STR))
+				return false;
+			if (op->flags || op->reg || op->imm)
+				return false;
+			derefs += op->op == KTRACE_OP_STR;
+			values++;
+			loaded = false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return !loaded && derefs <= KTRACE_PROBE_MAX_DEREFS && values <= KTRACE_PROBE_MAX_VALUES;
+}
+
+static int probe_add(struct ktrace_probe *kp)
+{
+	static unsigned int next_id;
+	const char *log = getenv("KTFAKE_PROBES");
+	const struct ktrace_probe_op *ops = (const void *)(uintptr_t)kp->ops;
+	const int32_t *pids = (const void *)(uintptr_t)kp->pids;
+	char link[64], path[4096];
+	ssize_t n;
+	FILE *f;
+
+	if (env_int("KTFAKE_PROBE_ERR", 0))
+		return fail(env_int("KTFAKE_PROBE_ERR", 0));
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", kp->fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		return fail(EBADF);
+	path[n] = '\0';
+	if (!probe_ok(kp))
+		return fail(EINVAL);
+	if (next_id >= (unsigned int)env_int("KTFAKE_PROBE_IDS", KTRACE_PROBE_MAX_ID))
+		return fail(ENOSPC);
+	kp->id = ++next_id;
+	f = log ? fopen(log, "a") : NULL;
+	if (!f)
+		return 0;
+	fprintf(f, "probe %u %u 0x%llx ", kp->id, kp->flags, (unsigned long long)kp->offset);
+	for (unsigned int i = 0; i < kp->nr_pids; i++)
+		fprintf(f, "%s%d", i ? "," : "", pids[i]);
+	fprintf(f, "%s ", kp->nr_pids ? "" : "-");
+	for (unsigned int i = 0; i < kp->nr_ops; i++)
+		fprintf(f, "%s%u,%u,%u,%u,%d", i ? "/" : "", ops[i].op, ops[i].size, ops[i].flags,
+			ops[i].reg, ops[i].imm);
+	fprintf(f, "%s %s\n", kp->nr_ops ? "" : "-", path);
+	fclose(f);
+	return 0;
+}
+
 static int fake_ioctl(int fd, unsigned long req, void *arg)
 {
 	switch (req) {
@@ -355,6 +454,8 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		save();
 		return 0;
 	}
+	case KTRACE_IOC_PROBE_ADD:
+		return probe_add(arg);
 	case KTRACE_IOC_SET_WAKEUP: {
 		struct ktrace_wakeup *w = arg;
 
