@@ -237,4 +237,44 @@ PROBE_TRUTH=truth.o0 gdb -q -batch -nx -x "$ROOT/tests/probe/gdb-truth.py" --arg
 	grep '^probe:' >gdb.o0
 diff gdb.o0 o0.out >diff.out
 ok $? "-O0: the values are gdb's, hit by hit ($(wc -l <gdb.o0) hits)" "$(cat diff.out eval.err)"
+# dtrace reads what ktrace wrote: a hit of each probe in t.probes, its
+# words laid out as the file's value types say (uapi/linux/ktrace.h), the
+# value i being i + 1; dtrace names each probe and each value as the file
+# does (the contract between ktrace's writer and dtrace's reader)
+python3 - t.probes "$ROOT/tests/host/mktrace.py" <<'PY' >hits.want
+import subprocess, sys
+probes, values = {}, {}
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "probe":
+        probes[int(f[1])] = f[6] + ("%return" if f[2] == "return" else "")
+    elif f[0] == "value":
+        values.setdefault(int(f[1]), []).append((f[3], f[4]))
+ev, t = [], 1000
+for pid in sorted(probes):
+    words = []
+    for i, (typ, name) in enumerate(values.get(pid, [])):
+        n = -(-int(typ[3:]) // 4) if typ.startswith("str") else 2 if typ.endswith("64") else 1
+        words += [0x41 if typ.startswith("str") else i + 1] + [0] * (n - 1)
+    args = [0] + words            # arg1: the missing mask
+    args += [0] * (len(args) % 2)
+    ev.append("%d:%d:%d:%d:7" % (t, (1 << 18) | pid << 24, args[0], args[1]))
+    rest = args[2:]
+    for k in range(0, len(rest), 2):
+        end = 1 << 23 if k + 2 >= len(rest) else 0
+        ev.append("%d:%d:%d:%d:7" % (t, 1 << 22 | end | (k // 2) << 24, rest[k], rest[k + 1]))
+    t += 1000
+    print("probe:%s %s" % (probes[pid], " ".join(n + "=" for _, n in values.get(pid, []))))
+subprocess.run([sys.executable, sys.argv[2], "--cpu", "0", "t.cpu0"] + ev, check=True)
+PY
+"$ROOT/$O/tools/dtrace" t.cpu0 t.probes >hits.out 2>hits.err
+while read -r name fields; do
+	line=$(grep -F -- " $name " hits.out | head -n 1)
+	for f in $fields; do
+		case $line in *" $f"*) ;; *) echo "$name: no $f in: $line";; esac
+	done
+	[ -n "$line" ] || echo "$name: no hit in dtrace's listing"
+done <hits.want >hits.diff
+check "dtrace names every probe and value of the BASE.probes ktrace wrote ($(wc -l <hits.want) probes)" \
+	'[ -s hits.want ] && [ ! -s hits.diff ] && [ ! -s hits.err ]'
 done_testing
