@@ -156,6 +156,9 @@ struct ktrace_record {
  * @tsc_khz:     TSC frequency the kernel calibrated
  * @mask:        current group mask, 0 when tracing is off
  * @buf_records: per-CPU buffer size in records
+ * @probe_missing: probe values that could not be fetched (a user read that
+ *               found no page, see KTRACE_IOC_PROBE_ADD), since boot or
+ *               since the module was loaded
  * @reserved:    zero
  */
 struct ktrace_info {
@@ -166,7 +169,8 @@ struct ktrace_info {
 	__u64 tsc_khz;
 	__u32 mask;
 	__u32 buf_records;
-	__u64 reserved[4];
+	__u64 probe_missing;
+	__u64 reserved[3];
 };
 
 #define KTRACE_ABI_VERSION		1
