@@ -401,7 +401,8 @@ struct ktrace_probe_op {
  * The program is checked before anything is registered: an unknown op,
  * size, flag or register, a nonzero unused field, too many ops, derefs,
  * values or words, an EMIT or STR missing after the last load, CFA in a
- * return probe: -EINVAL.  No free id: -ENOSPC.  The probe lives until
+ * return probe, KTRACE_PROBE_CHILDREN without pids: -EINVAL.  A pid that
+ * names no process: -ESRCH.  No free id: -ENOSPC.  The probe lives until
  * KTRACE_IOC_PROBE_DEL, or until the file that added it is released
  * (closed for the last time, or its process killed), or the module is
  * unloaded; after any of them no hit of it is written and no breakpoint
