@@ -17,6 +17,7 @@ MODULE_KREL	:= $(if $(filter command line environment,$(origin KVER)),$(KVER),$(
 KDIR		?= /lib/modules/$(MODULE_KREL)/build
 MODULE_SRC	:= $(O)/module/ktrace-$(VERSION)
 MODULE_FILES	:= kernel/ktrace/buffer.c kernel/ktrace/dev.c kernel/ktrace/internal.h \
+		   kernel/ktrace/probe.c \
 		   kernel/ktrace/module.c include/linux/ktrace.h \
 		   include/uapi/linux/ktrace.h module/Kbuild module/dkms.conf.in
 DKMS_SRCDIR	= $(DESTDIR)/usr/src/ktrace-$(VERSION)
@@ -27,7 +28,7 @@ $(MODULE_SRC)/.stamp: $(MODULE_FILES) module/module.mk Makefile
 	rm -rf $(MODULE_SRC)
 	mkdir -p $(MODULE_SRC)/include/linux $(MODULE_SRC)/include/uapi/linux
 	cp kernel/ktrace/buffer.c kernel/ktrace/dev.c kernel/ktrace/internal.h \
-		kernel/ktrace/module.c module/Kbuild $(MODULE_SRC)/
+		kernel/ktrace/module.c kernel/ktrace/probe.c module/Kbuild $(MODULE_SRC)/
 	cp include/linux/ktrace.h $(MODULE_SRC)/include/linux/
 	cp include/uapi/linux/ktrace.h $(MODULE_SRC)/include/uapi/linux/
 	sed 's|@VERSION@|$(VERSION)|' module/dkms.conf.in >$(MODULE_SRC)/dkms.conf
@@ -44,7 +45,7 @@ install-dkms: module-src ## the module's source in DESTDIR/usr/src for dkms
 	rm -rf $(DKMS_SRCDIR)
 	$(INSTALL) -d $(DKMS_SRCDIR)/include/linux $(DKMS_SRCDIR)/include/uapi/linux
 	cd $(MODULE_SRC) && $(INSTALL) -m 644 Kbuild dkms.conf buffer.c dev.c internal.h \
-		module.c $(abspath $(DKMS_SRCDIR))
+		module.c probe.c $(abspath $(DKMS_SRCDIR))
 	$(INSTALL) -m 644 $(MODULE_SRC)/include/linux/ktrace.h $(DKMS_SRCDIR)/include/linux
 	$(INSTALL) -m 644 $(MODULE_SRC)/include/uapi/linux/ktrace.h $(DKMS_SRCDIR)/include/uapi/linux
 

@@ -359,6 +359,20 @@ void notrace ktrace_write_args(u32 event, const u32 *args, unsigned int nr_args)
 }
 EXPORT_SYMBOL_GPL(ktrace_write_args);
 
+/**
+ * ktrace_write_probe - record a probe hit (probe.c)
+ * @event: KTRACE_CODE(KTRACE_GRP_probe, id)
+ * @args: the missing mask, then the value words
+ * @nr_args: how many, at most 1 + KTRACE_PROBE_MAX_WORDS: more than
+ *           TRACE_ARGS() allows, so not through ktrace_write_args()
+ */
+void notrace ktrace_write_probe(u32 event, const u32 *args, unsigned int nr_args)
+{
+	if (WARN_ON_ONCE(nr_args > 1 + KTRACE_PROBE_MAX_WORDS))
+		nr_args = 1 + KTRACE_PROBE_MAX_WORDS;
+	ktrace_reserve_write(event, args, nr_args, false);
+}
+
 static void notrace ktrace_write_name(struct task_struct *t, const char *comm,
 				      bool any_mask)
 {

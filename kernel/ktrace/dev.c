@@ -186,6 +186,7 @@ static long ktrace_ioc_info(void __user *uarg)
 	info.tsc_khz = tsc_khz;
 	info.mask = READ_ONCE(ktrace_group_mask);
 	info.buf_records = READ_ONCE(ktrace_buf_records);
+	info.probe_missing = ktrace_probe_missing();
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
@@ -354,6 +355,10 @@ static long ktrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return reader->admin ? ktrace_ioc_name_tasks(uarg) : -EPERM;
 	case KTRACE_IOC_SET_MODE:
 		return reader->admin ? ktrace_ioc_set_mode(uarg) : -EPERM;
+	case KTRACE_IOC_PROBE_ADD:
+		return reader->admin ? ktrace_probe_add(reader, uarg) : -EPERM;
+	case KTRACE_IOC_PROBE_DEL:
+		return reader->admin ? ktrace_probe_del(reader, uarg) : -EPERM;
 	default:
 		return -ENOTTY;
 	}
@@ -385,9 +390,11 @@ static int ktrace_release(struct inode *inode, struct file *file)
 	struct ktrace_reader *reader = file->private_data;
 	struct ktrace_buf *buf = reader->buf;
 
-	/* A killed tracer does not leave tracing on. */
-	if (reader->admin)
+	/* A killed tracer leaves neither tracing on nor probes behind. */
+	if (reader->admin) {
 		ktrace_session_release(reader);
+		ktrace_probe_release(reader);
+	}
 	if (buf) {
 		/* No reader waits: wakeup checks once per lap of the ring. */
 		WRITE_ONCE(buf->wakeup_mask, buf->size - 1);

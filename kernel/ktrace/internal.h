@@ -84,6 +84,28 @@ bool ktrace_reader_attached(void);
 int ktrace_name_tasks(void);
 int ktrace_resize(unsigned int records);
 bool ktrace_tsc_invariant(void);
+void ktrace_write_probe(u32 event, const u32 *args, unsigned int nr_args);
+
+/* Probes (probe.c): uprobes on user programs, KTRACE_IOC_PROBE_ADD/DEL. */
+#ifdef CONFIG_KTRACE_PROBES
+long ktrace_probe_add(const void *owner, void __user *uarg);
+long ktrace_probe_del(const void *owner, void __user *uarg);
+void ktrace_probe_release(const void *owner);
+u64 ktrace_probe_missing(void);
+#else
+static inline long ktrace_probe_add(const void *owner, void __user *uarg)
+{
+	return -EOPNOTSUPP;	/* a kernel without uprobes */
+}
+
+static inline long ktrace_probe_del(const void *owner, void __user *uarg)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void ktrace_probe_release(const void *owner) { }
+static inline u64 ktrace_probe_missing(void) { return 0; }
+#endif
 
 /* The module build only (module.c): buffer.c's and dev.c's initcalls. */
 int ktrace_buffer_module_init(void);

@@ -268,7 +268,7 @@ static void notrace ktrace_probe_timer(void *data, struct timer_list *timer,
 
 /* --- the probe table ------------------------------------------------------ */
 
-struct ktrace_probe {
+struct ktrace_tp_probe {
 	const char		*name;		/* the tracepoint's */
 	void			*func;
 	struct tracepoint	*tp;		/* found and registered, or NULL */
@@ -287,7 +287,7 @@ struct ktrace_probe {
 #define KTRACE_PROBE(tp, fn) \
 	{ .name = #tp + KTRACE_PROBE_CHECK(tp, typeof(fn)), .func = fn }
 
-static struct ktrace_probe ktrace_probes[] = {
+static struct ktrace_tp_probe ktrace_probes[] = {
 	KTRACE_PROBE(sched_switch, ktrace_probe_sched_switch),
 	KTRACE_PROBE(sched_wakeup, ktrace_probe_sched_wakeup),
 	KTRACE_PROBE(sched_migrate_task, ktrace_probe_sched_migrate),

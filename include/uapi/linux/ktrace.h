@@ -156,6 +156,9 @@ struct ktrace_record {
  * @tsc_khz:     TSC frequency the kernel calibrated
  * @mask:        current group mask, 0 when tracing is off
  * @buf_records: per-CPU buffer size in records
+ * @probe_missing: probe values that could not be fetched (a user read that
+ *               found no page, see KTRACE_IOC_PROBE_ADD), since boot or
+ *               since the module was loaded
  * @reserved:    zero
  */
 struct ktrace_info {
@@ -166,7 +169,8 @@ struct ktrace_info {
 	__u64 tsc_khz;
 	__u32 mask;
 	__u32 buf_records;
-	__u64 reserved[4];
+	__u64 probe_missing;
+	__u64 reserved[3];
 };
 
 #define KTRACE_ABI_VERSION		1
@@ -397,7 +401,8 @@ struct ktrace_probe_op {
  * The program is checked before anything is registered: an unknown op,
  * size, flag or register, a nonzero unused field, too many ops, derefs,
  * values or words, an EMIT or STR missing after the last load, CFA in a
- * return probe: -EINVAL.  No free id: -ENOSPC.  The probe lives until
+ * return probe, KTRACE_PROBE_CHILDREN without pids: -EINVAL.  A pid that
+ * names no process: -ESRCH.  No free id: -ENOSPC.  The probe lives until
  * KTRACE_IOC_PROBE_DEL, or until the file that added it is released
  * (closed for the last time, or its process killed), or the module is
  * unloaded; after any of them no hit of it is written and no breakpoint

@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktrace: probes, uprobes on user programs that record fetched values.
+ *
+ * KTRACE_IOC_PROBE_ADD registers a uprobe consumer at a file offset of a
+ * binary, with a small fetch program (<uapi/linux/ktrace.h>).  Each hit in
+ * a process the probe wants runs the program and writes one event of group
+ * "probe" (subevent: the probe's id) with the values, through buffer.c
+ * like every TRACE() site: the same TSC clock, the same per-CPU buffers,
+ * continuation records for the values past the first.
+ *
+ * The program is checked once, when the probe is added, so the handler
+ * runs a bounded loop: at most KTRACE_PROBE_MAX_OPS steps, no jumps.
+ *
+ * User memory is read with page faults disabled (copy_from_user_nofault()).
+ * A uprobe handler runs in the task and could fault pages in, but a page
+ * that is swapped out or backed by a slow file would then hold the traced
+ * program inside the probe for the whole I/O, and a page never touched
+ * would be allocated by the tracer.  A read that does not find its page
+ * present marks the value missing (the missing mask in arg1, counted in
+ * ktrace_info.probe_missing); it never sleeps and never retries.
+ *
+ * x86 instructions: uprobes emulates a probed relative jump, call,
+ * conditional branch, nop or push of a register, and copies any other
+ * instruction to a slot outside the program and single-steps it there,
+ * fixing rip-relative operands; single-stepping costs a second trap.
+ * Either way the handler sees the registers from before the instruction.
+ * uprobes refuses some instructions (bad prefixes, ones that mask
+ * exceptions, opcodes outside its tables, 16-bit branches) with -ENOTSUPP
+ * when it first installs the breakpoint: from KTRACE_IOC_PROBE_ADD when a
+ * process has the file mapped then, else silently at the next mmap.
+ *
+ * Process filter: a probe with pids fires only in those processes (with
+ * KTRACE_PROBE_CHILDREN also in their descendants, found through the
+ * parent chain at the hit: an orphan reparented to init is no longer one).
+ * The consumer's filter tells uprobes which address spaces get the
+ * breakpoint when the probe is registered and when the file is mapped.  A
+ * child of fork inherits its parent's breakpoints without asking, so the
+ * handler checks again and has uprobes remove the breakpoint from an
+ * address space no wanted process uses (UPROBE_HANDLER_REMOVE).  The filter
+ * compares tasks' mm pointers without locking them: a process that execs
+ * during a registration may be judged by its old mm.  That hole is
+ * accepted: a breakpoint installed where it is not wanted is caught by the
+ * handler's check, and exec maps the new file, asking the filter again.
+ *
+ * uprobes changed its API in 6.12: uprobe_register() returns the uprobe,
+ * unregistering is split into uprobe_unregister_nosync() and one
+ * uprobe_unregister_sync() for many, and the filter lost its context
+ * argument.  Makefile (and the module's Kbuild) define
+ * KTRACE_UPROBES_BY_INODE for the older API, found in the kernel's
+ * <linux/uprobes.h>; the shim is the few functions under it below.
+ */
+
+#include <linux/atomic.h>
+#include <linux/dcache.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/ktrace.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/path.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uprobes.h>
+#include <asm/ptrace.h>
+
+#include "internal.h"
+
+/* Arguments of one hit: the missing mask, then the value words. */
+#define KTRACE_PROBE_MAX_ARGS	(1 + KTRACE_PROBE_MAX_WORDS)
+
+/*
+ * struct ktrace_uprobe - one probe
+ * @consumer: what uprobes calls; its list node is uprobes' own
+ * @uprobe:   the handle uprobe_register() gave (6.12 API)
+ * @path:     the probed file, held so that its inode and mount stay
+ * @offset:   file offset of the probed instruction
+ * @owner:    the open /dev/ktrace (struct ktrace_reader) that added it
+ * @event:    KTRACE_CODE(KTRACE_GRP_probe, id)
+ * @flags:    KTRACE_PROBE_*
+ * @nr_words: value words of every hit, missing values included
+ * @pids:     the wanted processes (tgids), none for every process
+ * @ops:      the fetch program, checked by ktrace_probe_check()
+ *
+ * Lifetime: allocated by KTRACE_IOC_PROBE_ADD, freed by
+ * KTRACE_IOC_PROBE_DEL or by the release of @owner, in both cases after
+ * the consumer is unregistered and no handler can still run it
+ * (ktrace_uprobes_remove()).  The file that owns a probe holds the
+ * module, so ktrace.ko cannot be unloaded while any probe exists.
+ *
+ * Locking: everything but @consumer's list node is written before the
+ * probe is registered and never changes, so the handlers take no lock.
+ * ktrace_uprobes[] (the ids) is under ktrace_uprobe_mutex.
+ */
+struct ktrace_uprobe {
+	struct uprobe_consumer	consumer;
+#ifndef KTRACE_UPROBES_BY_INODE
+	struct uprobe		*uprobe;
+#endif
+	struct path		path;
+	loff_t			offset;
+	const void		*owner;
+	u32			event;
+	u32			flags;
+	unsigned int		nr_ops;
+	unsigned int		nr_pids;
+	unsigned int		nr_words;
+	struct pid		*pids[KTRACE_PROBE_MAX_PIDS];
+	struct ktrace_probe_op	ops[KTRACE_PROBE_MAX_OPS];
+};
+
+/* Probes by id; slot 0 is never used.  Under ktrace_uprobe_mutex. */
+static struct ktrace_uprobe *ktrace_uprobes[KTRACE_PROBE_MAX_ID + 1];
+static DEFINE_MUTEX(ktrace_uprobe_mutex);
+
+/* Values the handlers could not fetch, for KTRACE_IOC_INFO. */
+static atomic64_t ktrace_uprobe_missing = ATOMIC64_INIT(0);
+
+/* pt_regs offsets of the DWARF x86-64 registers 0..KTRACE_REG_MAX. */
+static const u8 ktrace_dwarf_regs[KTRACE_REG_MAX + 1] = {
+	offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx),
+	offsetof(struct pt_regs, cx), offsetof(struct pt_regs, bx),
+	offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+	offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp),
+	offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
+	offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+	offsetof(struct pt_regs, ip),
+};
+
+/* Words one EMIT or STR records, whether or not its value is missing. */
+static unsigned int ktrace_op_words(const struct ktrace_probe_op *op)
+{
+	if (op->op == KTRACE_OP_STR)
+		return DIV_ROUND_UP(op->size, sizeof(u32));
+	return op->size == 8 ? 2 : 1;
+}
+
+/* The process filter: is @task one of @tu's processes or a descendant? */
+static bool ktrace_uprobe_task_wanted(const struct ktrace_uprobe *tu,
+				      struct task_struct *task)
+{
+	bool wanted = false;
+	unsigned int i;
+
+	if (!tu->nr_pids)
+		return true;
+	rcu_read_lock();
+	while (task->pid) {		/* up to, not into, the idle task */
+		for (i = 0; i < tu->nr_pids; i++)
+			if (task_tgid(task) == tu->pids[i])
+				wanted = true;
+		if (wanted || !(tu->flags & KTRACE_PROBE_CHILDREN))
+			break;
+		task = rcu_dereference(task->real_parent);
+	}
+	rcu_read_unlock();
+	return wanted;
+}
+
+/*
+ * Does a process @tu wants use @mm?  Several may (vfork): the breakpoint
+ * stays while one does.  Slow: called when uprobes installs breakpoints,
+ * and from a hit in a process the probe does not want.
+ */
+static bool ktrace_uprobe_mm_wanted(const struct ktrace_uprobe *tu,
+				    struct mm_struct *mm)
+{
+	struct task_struct *p;
+	bool wanted = false;
+
+	if (!tu->nr_pids)
+		return true;
+	rcu_read_lock();
+	for_each_process(p) {
+		if (READ_ONCE(p->mm) == mm && ktrace_uprobe_task_wanted(tu, p)) {
+			wanted = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return wanted;
+}
+
+/* The fast path: a hit. */
+
+/* DEREF: @size bytes at *@acc, without faulting pages in. */
+static bool ktrace_uprobe_load(u64 *acc, unsigned int size, bool is_signed)
+{
+	const void __user *addr = (const void __user *)(unsigned long)*acc;
+	union {
+		u8 b;
+		u16 h;
+		u32 w;
+		u64 q;
+	} v;
+
+	if (copy_from_user_nofault(&v, addr, size))
+		return false;
+	switch (size) {
+	case 1:
+		*acc = is_signed ? (u64)(s8)v.b : v.b;
+		break;
+	case 2:
+		*acc = is_signed ? (u64)(s16)v.h : v.h;
+		break;
+	case 4:
+		*acc = is_signed ? (u64)(s32)v.w : v.w;
+		break;
+	default:
+		*acc = v.q;
+		break;
+	}
+	return true;
+}
+
+/*
+ * STR: the string at @uaddr, at most @size bytes, into @words, NUL-padded
+ * to whole words.  Read a page at a time, so that a short string just
+ * before an unmapped page is found.
+ */
+static bool ktrace_uprobe_load_str(u32 *words, u64 uaddr, unsigned int size)
+{
+	unsigned int len = DIV_ROUND_UP(size, sizeof(u32)) * sizeof(u32);
+	unsigned int done = 0, chunk;
+	char *str = (char *)words, *nul;
+
+	memset(str, 0, len);
+	while (done < size) {
+		chunk = min_t(unsigned long, size - done,
+			      PAGE_SIZE - offset_in_page(uaddr + done));
+		if (copy_from_user_nofault(str + done,
+					   (const void __user *)(unsigned long)(uaddr + done),
+					   chunk))
+			return false;
+		nul = memchr(str + done, 0, chunk);
+		if (nul) {
+			memset(nul, 0, str + len - nul);
+			break;
+		}
+		done += chunk;
+	}
+	return true;
+}
+
+/* EMIT: the low @size bytes of @acc, sign-extended after a signed DEREF. */
+static void ktrace_uprobe_emit(u32 *word, u64 acc, unsigned int size,
+			       bool is_signed)
+{
+	switch (size) {
+	case 1:
+		word[0] = is_signed ? (u32)sign_extend32(acc, 7) : (u8)acc;
+		break;
+	case 2:
+		word[0] = is_signed ? (u32)sign_extend32(acc, 15) : (u16)acc;
+		break;
+	case 4:
+		word[0] = lower_32_bits(acc);
+		break;
+	default:
+		word[0] = lower_32_bits(acc);
+		word[1] = upper_32_bits(acc);
+		break;
+	}
+}
+
+/*
+ * Run @tu's program on @regs and write its event.  After a load faults,
+ * the ops up to the next EMIT or STR are skipped and that value is
+ * recorded missing: zero words, its bit in the mask.
+ */
+static void ktrace_uprobe_record(const struct ktrace_uprobe *tu,
+				 struct pt_regs *regs)
+{
+	u32 args[KTRACE_PROBE_MAX_ARGS];
+	u32 *word = &args[1];
+	unsigned int i, value = 0, nr_missing = 0;
+	bool missing = false, is_signed = false;
+	u64 acc = 0;
+
+	if (!(READ_ONCE(ktrace_group_mask) & KTRACE_GRP_probe))
+		return;
+	args[0] = 0;
+	for (i = 0; i < tu->nr_ops; i++) {
+		const struct ktrace_probe_op *op = &tu->ops[i];
+
+		switch (op->op) {
+		case KTRACE_OP_REG:
+			acc = regs_get_register(regs, ktrace_dwarf_regs[op->reg]);
+			is_signed = false;
+			break;
+		case KTRACE_OP_CFA:
+			acc = regs->sp + sizeof(long);	/* past the return address */
+			is_signed = false;
+			break;
+		case KTRACE_OP_ADD:
+			acc += (s64)op->imm;
+			is_signed = false;
+			break;
+		case KTRACE_OP_DEREF:
+			is_signed = op->flags & KTRACE_OP_SIGNED;
+			if (!missing)
+				missing = !ktrace_uprobe_load(&acc, op->size, is_signed);
+			break;
+		case KTRACE_OP_EMIT:
+		case KTRACE_OP_STR:
+			if (op->op == KTRACE_OP_STR)
+				missing = missing || !ktrace_uprobe_load_str(word, acc, op->size);
+			else if (!missing)
+				ktrace_uprobe_emit(word, acc, op->size, is_signed);
+			if (missing) {
+				memset(word, 0, ktrace_op_words(op) * sizeof(u32));
+				args[0] |= BIT(value);
+				nr_missing++;
+			}
+			word += ktrace_op_words(op);
+			value++;
+			missing = false;
+			break;
+		}
+	}
+	if (nr_missing)
+		atomic64_add(nr_missing, &ktrace_uprobe_missing);
+	ktrace_write_probe(tu->event, args, 1 + tu->nr_words);
+}
+
+static int ktrace_uprobe_handler(struct uprobe_consumer *uc,
+				 struct pt_regs *regs)
+{
+	struct ktrace_uprobe *tu = container_of(uc, struct ktrace_uprobe, consumer);
+
+	if (!ktrace_uprobe_task_wanted(tu, current)) {
+		/* A fork's child inherited the breakpoint: remove it there. */
+		return ktrace_uprobe_mm_wanted(tu, current->mm) ?
+			0 : UPROBE_HANDLER_REMOVE;
+	}
+	if (!(tu->flags & KTRACE_PROBE_RETURN))
+		ktrace_uprobe_record(tu, regs);
+	return 0;
+}
+
+/* A return probe: @regs at the return, the return value in rax (REG 0). */
+static int ktrace_uprobe_ret_handler(struct uprobe_consumer *uc,
+				     unsigned long func, struct pt_regs *regs)
+{
+	struct ktrace_uprobe *tu = container_of(uc, struct ktrace_uprobe, consumer);
+
+	if (ktrace_uprobe_task_wanted(tu, current))
+		ktrace_uprobe_record(tu, regs);
+	return 0;
+}
+
+/* The slow path: the uprobes API shim, registration, removal. */
+
+#ifdef KTRACE_UPROBES_BY_INODE
+static bool ktrace_uprobe_filter(struct uprobe_consumer *uc,
+				 enum uprobe_filter_ctx ctx, struct mm_struct *mm)
+#else
+static bool ktrace_uprobe_filter(struct uprobe_consumer *uc,
+				 struct mm_struct *mm)
+#endif
+{
+	return ktrace_uprobe_mm_wanted(container_of(uc, struct ktrace_uprobe,
+						    consumer), mm);
+}
+
+static int ktrace_uprobe_register(struct ktrace_uprobe *tu)
+{
+	struct inode *inode = d_real_inode(tu->path.dentry);
+
+#ifdef KTRACE_UPROBES_BY_INODE
+	return uprobe_register(inode, tu->offset, &tu->consumer);
+#else
+	tu->uprobe = uprobe_register(inode, tu->offset, 0, &tu->consumer);
+	return PTR_ERR_OR_ZERO(tu->uprobe);
+#endif
+}
+
+/*
+ * Unregister: no breakpoint of @tu is left in any process when this
+ * returns, but until ktrace_uprobe_unregister_sync() a handler may still
+ * be running it.
+ */
+static void ktrace_uprobe_unregister_nosync(struct ktrace_uprobe *tu)
+{
+#ifdef KTRACE_UPROBES_BY_INODE
+	/* Waits for running handlers: they hold uprobe->register_rwsem. */
+	uprobe_unregister(d_real_inode(tu->path.dentry), tu->offset,
+			  &tu->consumer);
+#else
+	uprobe_unregister_nosync(tu->uprobe, &tu->consumer);
+#endif
+}
+
+static void ktrace_uprobe_unregister_sync(void)
+{
+#ifndef KTRACE_UPROBES_BY_INODE
+	/* Handlers run under RCU tasks trace: wait for them. */
+	uprobe_unregister_sync();
+#endif
+}
+
+static void ktrace_uprobe_free(struct ktrace_uprobe *tu)
+{
+	unsigned int i;
+
+	for (i = 0; i < tu->nr_pids; i++)
+		put_pid(tu->pids[i]);
+	if (tu->path.dentry)
+		path_put(&tu->path);
+	kfree(tu);
+}
+
+static bool ktrace_uprobe_match(unsigned int i, const void *owner, u32 id)
+{
+	return ktrace_uprobes[i] && ktrace_uprobes[i]->owner == owner &&
+	       (!id || i == id);
+}
+
+/*
+ * Remove the probes of @owner (only probe @id, if not 0): unregister each,
+ * wait once until no handler runs any of them, free them.  The mutex
+ * keeps the table as it is between the passes.
+ */
+static void ktrace_uprobes_remove(const void *owner, u32 id)
+{
+	unsigned int i, nr = 0;
+
+	lockdep_assert_held(&ktrace_uprobe_mutex);
+	for (i = 1; i <= KTRACE_PROBE_MAX_ID; i++) {
+		if (ktrace_uprobe_match(i, owner, id)) {
+			ktrace_uprobe_unregister_nosync(ktrace_uprobes[i]);
+			nr++;
+		}
+	}
+	if (!nr)
+		return;
+	ktrace_uprobe_unregister_sync();
+	for (i = 1; i <= KTRACE_PROBE_MAX_ID; i++) {
+		if (ktrace_uprobe_match(i, owner, id)) {
+			ktrace_uprobe_free(ktrace_uprobes[i]);
+			ktrace_uprobes[i] = NULL;
+		}
+	}
+}
+
+/*
+ * The checks of KTRACE_IOC_PROBE_ADD's program (every rule -EINVAL);
+ * counts the value words into @tu->nr_words.
+ */
+static int ktrace_probe_check(struct ktrace_uprobe *tu)
+{
+	unsigned int i, derefs = 0, values = 0, words = 0;
+	bool unrecorded_load = false;
+
+	for (i = 0; i < tu->nr_ops; i++) {
+		const struct ktrace_probe_op *op = &tu->ops[i];
+		bool ok;
+
+		switch (op->op) {
+		case KTRACE_OP_REG:
+			ok = !op->size && !op->flags && op->reg <= KTRACE_REG_MAX &&
+			     !op->imm;
+			break;
+		case KTRACE_OP_CFA:
+			ok = !op->size && !op->flags && !op->reg && !op->imm &&
+			     !(tu->flags & KTRACE_PROBE_RETURN);
+			break;
+		case KTRACE_OP_ADD:
+			ok = !op->size && !op->flags && !op->reg;
+			break;
+		case KTRACE_OP_DEREF:
+			ok = is_power_of_2(op->size) && op->size <= 8 &&
+			     !(op->flags & ~KTRACE_OP_SIGNED) && !op->reg && !op->imm;
+			derefs++;
+			unrecorded_load = true;
+			break;
+		case KTRACE_OP_EMIT:
+			ok = is_power_of_2(op->size) && op->size <= 8 &&
+			     !op->flags && !op->reg && !op->imm;
+			values++;
+			words += ktrace_op_words(op);
+			unrecorded_load = false;
+			break;
+		case KTRACE_OP_STR:
+			ok = op->size && op->size <= KTRACE_PROBE_MAX_STR &&
+			     !op->flags && !op->reg && !op->imm;
+			derefs++;
+			values++;
+			words += ktrace_op_words(op);
+			unrecorded_load = false;
+			break;
+		default:
+			ok = false;
+			break;
+		}
+		if (!ok)
+			return -EINVAL;
+	}
+	/* A faulting DEREF skips to the next value: there must be one. */
+	if (unrecorded_load || derefs > KTRACE_PROBE_MAX_DEREFS ||
+	    values > KTRACE_PROBE_MAX_VALUES || words > KTRACE_PROBE_MAX_WORDS)
+		return -EINVAL;
+	tu->nr_words = words;
+	return 0;
+}
+
+/* The processes of @upids, in the caller's pid namespace, held. */
+static int ktrace_probe_get_pids(struct ktrace_uprobe *tu,
+				 const s32 __user *upids)
+{
+	s32 nrs[KTRACE_PROBE_MAX_PIDS];
+	struct pid *pid;
+	unsigned int i;
+
+	if (copy_from_user(nrs, upids, tu->nr_pids * sizeof(nrs[0])))
+		return -EFAULT;
+	for (i = 0; i < tu->nr_pids; i++) {
+		if (nrs[i] <= 0)
+			return -EINVAL;
+		pid = find_get_pid(nrs[i]);
+		/* Only a process: the pid of a thread group leader. */
+		if (pid && !pid_has_task(pid, PIDTYPE_TGID)) {
+			put_pid(pid);
+			pid = NULL;
+		}
+		if (!pid)
+			return -ESRCH;
+		tu->pids[i] = pid;
+	}
+	return 0;
+}
+
+/* The ioctls, from dev.c. */
+
+/**
+ * ktrace_probe_add - KTRACE_IOC_PROBE_ADD
+ * @owner: the open file (its struct ktrace_reader), which needs CAP_SYS_ADMIN
+ * @uarg:  struct ktrace_probe
+ *
+ * Return: 0 with the id in @uarg->id, or a negative errno; nothing stays
+ * registered on an error.
+ */
+long ktrace_probe_add(const void *owner, void __user *uarg)
+{
+	struct ktrace_probe __user *uprobe = uarg;
+	struct ktrace_uprobe *tu;
+	struct ktrace_probe arg;
+	struct file *file;
+	unsigned int i;
+	long ret;
+	u32 id;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags & ~(KTRACE_PROBE_RETURN | KTRACE_PROBE_CHILDREN) ||
+	    ((arg.flags & KTRACE_PROBE_CHILDREN) && !arg.nr_pids) ||
+	    arg.nr_ops > KTRACE_PROBE_MAX_OPS ||
+	    arg.nr_pids > KTRACE_PROBE_MAX_PIDS || arg.offset > LLONG_MAX ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+
+	tu = kzalloc(sizeof(*tu), GFP_KERNEL);
+	if (!tu)
+		return -ENOMEM;
+	tu->owner = owner;
+	tu->flags = arg.flags;
+	tu->offset = arg.offset;
+	tu->nr_ops = arg.nr_ops;
+	tu->nr_pids = arg.nr_pids;
+	ret = -EFAULT;
+	if (copy_from_user(tu->ops, u64_to_user_ptr(arg.ops),
+			   arg.nr_ops * sizeof(tu->ops[0])))
+		goto out_free;
+	ret = ktrace_probe_check(tu);
+	if (ret)
+		goto out_free;
+	ret = ktrace_probe_get_pids(tu, u64_to_user_ptr(arg.pids));
+	if (ret)
+		goto out_free;
+
+	file = fget_raw(arg.fd);		/* O_PATH too */
+	ret = -EBADF;
+	if (!file)
+		goto out_free;
+	ret = -EINVAL;
+	if (d_is_reg(file->f_path.dentry)) {
+		tu->path = file->f_path;
+		path_get(&tu->path);
+		ret = 0;
+	}
+	fput(file);
+	if (ret)
+		goto out_free;
+
+	tu->consumer.handler = ktrace_uprobe_handler;
+	if (tu->flags & KTRACE_PROBE_RETURN)
+		tu->consumer.ret_handler = ktrace_uprobe_ret_handler;
+	tu->consumer.filter = ktrace_uprobe_filter;
+
+	mutex_lock(&ktrace_uprobe_mutex);
+	for (i = 1; i <= KTRACE_PROBE_MAX_ID && ktrace_uprobes[i]; i++)
+		;
+	ret = -ENOSPC;
+	if (i > KTRACE_PROBE_MAX_ID)
+		goto out_unlock;
+	id = i;
+	tu->event = KTRACE_CODE(KTRACE_GRP_probe, id);
+	ret = -EFAULT;
+	if (put_user(id, &uprobe->id))
+		goto out_unlock;
+	/* Hits may come from here on: @tu is complete. */
+	ret = ktrace_uprobe_register(tu);
+	if (ret)
+		goto out_unlock;
+	ktrace_uprobes[id] = tu;
+	mutex_unlock(&ktrace_uprobe_mutex);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&ktrace_uprobe_mutex);
+out_free:
+	ktrace_uprobe_free(tu);
+	return ret;
+}
+
+/**
+ * ktrace_probe_del - KTRACE_IOC_PROBE_DEL
+ * @owner: the open file
+ * @uarg:  struct ktrace_probe_del
+ *
+ * Return: 0 once no breakpoint of the probe is left and no handler runs it.
+ */
+long ktrace_probe_del(const void *owner, void __user *uarg)
+{
+	struct ktrace_probe_del arg;
+	long ret = 0;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.reserved)
+		return -EINVAL;
+	if (!arg.id || arg.id > KTRACE_PROBE_MAX_ID)
+		return -ENOENT;
+	mutex_lock(&ktrace_uprobe_mutex);
+	if (!ktrace_uprobes[arg.id])
+		ret = -ENOENT;
+	else if (ktrace_uprobes[arg.id]->owner != owner)
+		ret = -EPERM;
+	else
+		ktrace_uprobes_remove(owner, arg.id);
+	mutex_unlock(&ktrace_uprobe_mutex);
+	return ret;
+}
+
+/* The file @owner is released (closed, or its process killed). */
+void ktrace_probe_release(const void *owner)
+{
+	mutex_lock(&ktrace_uprobe_mutex);
+	ktrace_uprobes_remove(owner, 0);
+	mutex_unlock(&ktrace_uprobe_mutex);
+}
+
+/* Values the handlers found missing (ktrace_info.probe_missing). */
+u64 ktrace_probe_missing(void)
+{
+	return atomic64_read(&ktrace_uprobe_missing);
+}
