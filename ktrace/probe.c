@@ -230,7 +230,7 @@ void probes_save(const struct probe_set *set, const char *base)
 		for (const char *s = p->binary; *s; s++)
 			fputc(*s == '\t' || *s == '\n' ? ' ' : *s, f);
 		fputc('\t', f);
-		put_name(f, p->name, p->ret ? "%return" : "");
+		put_name(f, p->name, "");	/* a return probe: KIND says it, dtrace adds "%return" */
 		for (unsigned int i = 0; i < p->nr_values; i++) {
 			fprintf(f, "value\t%u\t%u\t%s\t", p->id, i, p->values[i].type);
 			put_name(f, p->values[i].name, "");

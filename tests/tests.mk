@@ -51,6 +51,11 @@ $(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -g -finstrument-functions -Iuser -pthread -o $@ $< $(LIBKTRACE_A)
 
+# probe-target: ktrace -P reads its DWARF in the VM (87-probe-e2e)
+$(O)/vm/tests/probe-target: tests/vm/probe-target.c
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -g -o $@ $<
+
 # The fake /dev/ktrace the ktrace host tests preload (40-ktrace-cli.sh and
 # those that source fakedev-common.sh).
 $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h

@@ -47,7 +47,7 @@ check "t.probes is mode 0600" '[ "$(stat -c %a t.probes)" = 600 ]'
 check "t.probes starts with its version line" '[ "$(head -n 1 t.probes)" = "# ktrace probes 1" ]'
 check "probe lines: 7 TAB-separated fields, names as given" \
 	'[ "$(awk -F"\t" "/^probe/ && NF == 7" t.probes | wc -l)" = 5 ] &&
-	 grep -qP "^probe\t3\treturn\t[0-9a-f]{40}\t0x[0-9a-f]+\t$S\tQueue::stack_args%return$" t.probes'
+	 grep -qP "^probe\t3\treturn\t[0-9a-f]{40}\t0x[0-9a-f]+\t$S\tQueue::stack_args$" t.probes'
 check "value lines: alias, types from DWARF and from :TYPE" \
 	'grep -qP "^value\t1\t2\tu16\ttype$" t.probes && grep -qP "^value\t1\t3\ts16\treq.msg.header.delta$" t.probes &&
 	 grep -qP "^value\t1\t4\tstr16\treq.name$" t.probes && grep -qP "^value\t1\t8\tx32\treq.msg->header.magic$" t.probes &&
@@ -247,7 +247,7 @@ probes, values = {}, {}
 for line in open(sys.argv[1]):
     f = line.rstrip("\n").split("\t")
     if f[0] == "probe":
-        probes[int(f[1])] = f[6] + ("%return" if f[2] == "return" else "")
+        probes[int(f[1])] = f[6] + ("%return" if f[2] == "return" else "")  # the contract
     elif f[0] == "value":
         values.setdefault(int(f[1]), []).append((f[3], f[4]))
 ev, t = [], 1000

@@ -117,7 +117,8 @@ static void read_probes(const char *path)
 			p->ret = !strcmp(fld[2], "return");
 			p->offset = strtoull(fld[4], NULL, 16);
 			snprintf(p->binary, sizeof(p->binary), "%s", fld[5]);
-			snprintf(p->name, sizeof(p->name), "%s", fld[6]);
+			/* a return probe prints as NAME%return, as dtrace shows it */
+			snprintf(p->name, sizeof(p->name), "%s%s", fld[6], p->ret ? "%return" : "");
 		} else if (!strcmp(fld[0], "value") && n == 5) {
 			struct probe *p = probe_by_id(atoi(fld[1]));
 			unsigned int idx = atoi(fld[2]);
