@@ -68,7 +68,7 @@ static void folded_step(void *ctx, struct call_thread *t, const struct call_step
 		f->stack[s->depth] = path_of(f, s->depth ? f->stack[s->depth - 1] : 0, s->fn);
 	} else if (s->kind == STEP_EXIT) {
 		p = &f->paths[f->stack[s->depth]];
-		p->calls++;
+		p->calls += call_step_calls(s);
 		p->self += s->ns - s->entry_ns - s->callees_ns;
 	}
 }
