@@ -24,7 +24,8 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   60-user-lib 61-user-calltree 63-user-debsrc 65-user-ring-failed \
 		   67-run-hostile-ring 68-run-exhaustion 70-install 72-dtrace-open-special \
 		   73-dtrace-torn-merge 78-build-targets 79-user-file-limits 80-user-shapes \
-		   83-user-spawn 85-dtrace-names-one-pass
+		   83-user-spawn 85-dtrace-names-one-pass 95-user-uftrace-suite \
+		   96-user-threads-debsrc
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
 check-quick: tools ## the host tests but HOST_SLOW_TESTS (under 2 minutes), "N passed, N failed"
