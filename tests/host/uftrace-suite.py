@@ -475,7 +475,7 @@ def apply_filters(nodes, only, hide, depth):
     """uftrace's -F (only these functions' subtrees), -N (not these
     functions nor what they call) and -D (that many levels below the
     innermost -F function, or from the top); a call is shown as deep as
-    the calls shown above it."""
+    the calls shown above it (and the frames a task started in)."""
     out, frames, skip = [], [], None	# frames: (depth, shown, is a -F) open
     for d, n in nodes:
         if skip is not None and d > skip:
@@ -495,8 +495,8 @@ def apply_filters(nodes, only, hide, depth):
         else:
             below = d - (frames[starts[-1]][0] if starts else 0) if starts else d
         shown = below is not None and (depth is None or below < depth)
-        if shown:
-            out.append((sum(1 for f in frames if f[1]), n))
+        if shown:	# (a forked child's calls start below its inherited frames)
+            out.append(((0 if only else d - len(frames)) + sum(1 for f in frames if f[1]), n))
         frames.append((d, shown, is_f))
     return out
 
