@@ -60,7 +60,7 @@ static void cg_step(void *ctx, struct call_thread *t, const struct call_step *s)
 		cg->list = xrealloc(cg->list, (cg->nr_edges + 1) * sizeof(*cg->list));
 		cg->list[cg->nr_edges++] = e;
 	}
-	e->calls++;
+	e->calls += call_step_calls(s);
 	e->total += dur;
 	calls_add_totals(cg->calls, &cg->nodes, &cg->nr_nodes, s);
 }

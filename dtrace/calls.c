@@ -45,7 +45,7 @@ struct frame {
 	const struct sym_func *fn;
 	uint64_t site, entry_ns, callees_ns;
 	uint32_t sp;
-	bool has_sp;
+	bool has_sp, before_start;
 	size_t below_same;
 };
 
@@ -273,7 +273,8 @@ static void push(struct walk *w, const struct sym_func *fn, uint64_t site, uint6
 		w->alloc = w->alloc ? 2 * w->alloc : 64;
 		w->stack = xrealloc(w->stack, w->alloc * sizeof(*w->stack));
 	}
-	w->stack[w->depth++] = (struct frame){ fn, site, ns, 0, sp, has_sp, *top };
+	w->stack[w->depth++] = (struct frame){ fn, site, ns, 0, sp, has_sp,
+					       repair == REPAIR_BEFORE_START, *top };
 	*top = w->depth;
 	w->step(w->ctx, w->t, &s);
 }
@@ -285,7 +286,7 @@ static void pop(struct walk *w, uint64_t ns, enum call_repair repair)
 		.kind = STEP_EXIT, .repair = repair, .depth = w->depth, .ns = ns, .fn = f->fn,
 		.caller = w->depth ? w->stack[w->depth - 1].fn : NULL, .site = f->site,
 		.entry_ns = f->entry_ns, .callees_ns = f->callees_ns,
-		.recursive = f->below_same != 0,
+		.recursive = f->below_same != 0, .before_start = f->before_start,
 	};
 
 	*top_of(w, f->fn) = f->below_same;
@@ -598,11 +599,13 @@ void calls_add_totals(const struct calls *c, struct call_totals **totals, unsign
 	}
 	t = &(*totals)[s->fn->id];
 	t->fn = s->fn;
-	if (!t->calls++ || dur < t->min)
-		t->min = dur;
-	if (dur > t->max)
-		t->max = dur;
-	t->all += dur;
+	if (call_step_calls(s)) {	/* a frame from before the trace: time, no call */
+		if (!t->calls++ || dur < t->min)
+			t->min = dur;
+		if (dur > t->max)
+			t->max = dur;
+		t->all += dur;
+	}
 	t->self += dur - s->callees_ns;
 	if (!s->recursive)
 		t->total += dur;

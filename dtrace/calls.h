@@ -77,6 +77,9 @@ struct call_step {
 	uint64_t entry_ns;		/* EXIT: when it was entered */
 	uint64_t callees_ns;		/* EXIT: time spent in its callees */
 	bool recursive;			/* EXIT: it is also running further down */
+	bool before_start;		/* EXIT: entered before the trace started (a
+					   forked child's callers): its time is in
+					   the trace, its call is not */
 	const char *text;		/* EVENT, NOTE */
 };
 
@@ -120,6 +123,12 @@ struct call_totals {
 	uint64_t self;			/* total less its callees' */
 	uint64_t all, min, max;		/* entry to exit of each call */
 };
+
+/* The calls EXIT step @s ends that the trace saw made: 1, 0 before its start. */
+static inline unsigned int call_step_calls(const struct call_step *s)
+{
+	return !s->before_start;
+}
 
 /* Count EXIT step @s into @totals, by function id, @nr of them (grown). */
 void calls_add_totals(const struct calls *c, struct call_totals **totals, unsigned int *nr,

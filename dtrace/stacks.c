@@ -105,8 +105,10 @@ static void calls_step(void *ctx, struct call_thread *t, const struct call_step 
 						 stacks_fn_name(w->s, s->fn));
 	} else if (s->kind == STEP_EXIT) {
 		n = &w->s->nodes[w->path[s->depth]];
-		n->count++;
-		n->weight += w->s->kind == STACKS_CALL_TIME ? s->ns - s->entry_ns - s->callees_ns : 1;
+		/* a frame from before the trace: its time, not a call */
+		n->count += call_step_calls(s);
+		n->weight += w->s->kind == STACKS_CALL_TIME ? s->ns - s->entry_ns - s->callees_ns :
+			     call_step_calls(s);
 	}
 }
 

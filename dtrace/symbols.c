@@ -565,25 +565,46 @@ static bool subprogram(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Die *out)
 extern char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status)
 	__attribute__((weak));
 
-/* "ns::f<int>(int) const" -> "ns::f<int>": the call tree shows no arguments */
+/*
+ * "ns::f<int>(int) const" -> "ns::f<int>": the call tree shows no
+ * arguments.  Every parameter list goes, with the qualifiers after it, that
+ * of a function a local class is in too ("f(int)::Guard::Guard()" ->
+ * "f::Guard::Guard": cut at the first one, all of a function's local
+ * classes would be named after it); "(anonymous namespace)", what is in
+ * <>, {} and [] ("{lambda(int)#1}") and an operator's own name stay.
+ */
 static char *demangle(const char *name)
 {
 	char *d = name[0] == '_' && name[1] == 'Z' && __cxa_demangle ?
 		  __cxa_demangle(name, NULL, NULL, NULL) : NULL;
+	char *in, *out;
 	int depth = 0;
 
 	if (!d)
 		return xstrdup(name);
-	for (char *p = d; *p; p++) {
-		if (*p == '<')
-			depth++;
-		else if (*p == '>')
-			depth--;
-		else if (*p == '(' && !depth && !(p - d >= 8 && !strncmp(p - 8, "operator", 8))) {
-			*p = '\0';
-			break;
+	for (in = out = d; *in;) {
+		if (!depth && !strncmp(in, "operator", 8) && (in == d || in[-1] == ':')) {
+			/* its name up to its parameters: "operator()", "operator<<" */
+			char *end = in + 8 + !strncmp(in + 8, "()", 2) * 2;
+
+			end += strcspn(end, "(");
+			memmove(out, in, end - in);
+			out += end - in;
+			in = end;
+		} else if (!depth && *in == '(' && strncmp(in, "(anonymous namespace)", 21)) {
+			int nest = 0;
+
+			do	/* the parameters */
+				nest += (*in == '(') - (*in == ')');
+			while (*++in && nest);
+			while (*in && strncmp(in, "::", 2))	/* " const", " &&", ... */
+				in++;
+		} else {
+			depth += (strchr("<({[", *in) != NULL) - (strchr(">)}]", *in) != NULL);
+			*out++ = *in++;
 		}
 	}
+	*out = '\0';
 	return d;
 }
 

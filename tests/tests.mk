@@ -25,7 +25,8 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   67-run-hostile-ring 68-run-exhaustion 70-install 72-dtrace-open-special \
 		   73-dtrace-torn-merge 78-build-targets 79-user-file-limits 80-user-shapes \
 		   83-user-spawn 85-dtrace-names-one-pass 87-dtrace-call-filters 88-user-record-filters \
-		   77-dtrace-probes 99-dtrace-probe-latency 97-probe-eval 98-probe-debsrc
+		   77-dtrace-probes 99-dtrace-probe-latency 97-probe-eval 98-probe-debsrc \
+		   95-user-uftrace-suite 96-user-threads-debsrc
 HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))

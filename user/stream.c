@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -66,6 +67,8 @@ __thread bool kt_thread_off __attribute__((tls_model("initial-exec")));
 /* starting its stream: records of signal handlers now are counted as lost */
 static __thread bool thread_starting __attribute__((tls_model("initial-exec")));
 static __thread uint64_t start_lost __attribute__((tls_model("initial-exec")));
+/* the rounds of thread-specific destructors end_thread() has let pass */
+static __thread unsigned char end_rounds __attribute__((tls_model("initial-exec")));
 
 enum kt_mode { KT_OFF, KT_STANDALONE, KT_DRAINED };
 
@@ -1161,7 +1164,16 @@ static KT_NOTRACE void end_thread(void *arg)
 {
 	struct kt_stream *s = arg;
 
-	/* records of destructors that run after this one are not kept */
+	/*
+	 * The destructors of the program's own keys (made after ours) run
+	 * after this one, and call its functions: keep the stream through
+	 * the rounds of destructors (a key set again gets another round) and
+	 * end it in the last.  Records of destructors after that are not kept.
+	 */
+	if (++end_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		pthread_setspecific(kt.key, s);
+		return;
+	}
 	kt_thread_off = true;
 	kt_self = NULL;
 	if (s->nest == 0)	/* else the thread left from a signal handler mid-record */

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# tests/debsrc/build.sh PACKAGE...: third-party C programs from Debian
-# source packages, built with -O2 -g -finstrument-functions, for the call
-# views' ground truth (tests/host/63-user-debsrc.sh).
+# tests/debsrc/build.sh PACKAGE...: third-party C and C++ programs from
+# Debian source packages, built with -O2 -g -finstrument-functions, for the
+# call views' ground truth (tests/host/63-user-debsrc.sh, 96-user-threads-debsrc.sh);
+# and uftrace's source, whose test programs and expected call trees
+# tests/host/95-user-uftrace-suite.sh builds itself (printed: its tests/).
 #
 # Sources come from Debian's archive with `apt-get source`, through a
 # sources list of our own under build/debsrc/apt (the system's apt
@@ -40,17 +42,26 @@ apt_opts() {
 	     "-o APT::Sandbox::User=root -q"
 }
 
+# fetched PACKAGE: its .dsc and every file the .dsc lists are in $D
+fetched() {
+	local dsc
+	dsc=$(ls "$D/$1"_*.dsc 2>/dev/null | tail -n 1)
+	[ -n "$dsc" ] || return 1
+	awk '/^Files:/ { f = 1; next } /^[^ ]/ { f = 0 } f && NF == 3 { print $3 }' "$dsc" |
+		while read -r file; do [ -s "$D/$file" ] || exit 1; done
+}
+
 # fetch PACKAGE: its .dsc and files in $D (downloaded once)
 fetch() {
-	ls "$D/$1"_*.dsc >/dev/null 2>&1 && return 0
+	fetched "$1" && return 0
 	if [ ! -s "$D/apt/etc/sources.list" ]; then
 		. /etc/os-release
 		echo "deb-src $(mirror) ${VERSION_CODENAME:-bookworm} main" >"$D/apt/etc/sources.list"
 	fi
 	ls "$D"/apt/lists/*Sources* >/dev/null 2>&1 ||
 		apt-get $(apt_opts) update >"$D/apt/update.log" 2>&1 || return 77
-	(cd "$D" && apt-get $(apt_opts) source --download-only "$1" >"$D/$1.fetch.log" 2>&1) ||
-		return 77
+	(cd "$D" && apt-get $(apt_opts) source --download-only "$1" >"$D/$1.fetch.log" 2>&1) &&
+		fetched "$1" || return 77
 }
 
 # unpack PACKAGE: the source with Debian's patches applied, in $D/PACKAGE/src
@@ -83,6 +94,17 @@ build() {
 	lzip)	# C++: classes, references, a std::string or two
 		(cd "$s" && ./configure CXXFLAGS="$CFLAGS_TRACE" && make -j2) &&
 		cp "$s/lzip" "$B/$p/prog" ;;
+	pbzip2)	# C++, compressing blocks in N threads (-pN), with bzip2's libbz2.a
+		# built above (instrumented too: the threads' calls are mostly its);
+		# the headers of the C++ library instrumented as well (no
+		# -finstrument-functions-exclude-file-list): std:: code in each thread
+		[ -f "$B/bzip2/src/libbz2.a" ] || { echo "build bzip2 first: build.sh bzip2 pbzip2"; return 1; }
+		g++ $CFLAGS_TRACE -pthread -D_LARGEFILE64_SOURCE -D_FILE_OFFSET_BITS=64 \
+			-DUSE_STACKSIZE_CUSTOMIZATION -I"$B/bzip2/src" -o "$B/$p/prog" \
+			"$s/pbzip2.cpp" "$s/BZ2StreamScanner.cpp" "$s/ErrorContext.cpp" \
+			"$B/bzip2/src/libbz2.a" ;;
+	uftrace) # nothing to build: its tests/ (s-*.c programs, t*.py expected trees)
+		ln -s src/tests "$B/$p/prog" ;;
 	*)	echo "debsrc: $p: no build recipe" >&2; return 1 ;;
 	esac
 }

@@ -12,7 +12,10 @@
 # makecontext() function on a stack inside its caller's frame, back
 # through uc_link; signal handlers on a sigaltstack, malloc'd, and mapped
 # 4 GiB away from the thread's stack where the low 32 bits of the
-# addresses are close (only they are recorded).  Where uftrace is
+# addresses are close (only they are recorded); a thread-specific
+# destructor of the program's own that calls functions as a thread exits,
+# in three rounds (libktrace's own destructor must not end the thread's
+# stream before them).  Where uftrace is
 # installed, fib and ucontext are also recorded by uftrace: the same
 # counts per function (as uftrace's own tests expect them).
 . "$(dirname "$0")/user-shapes-common.sh"
@@ -20,9 +23,9 @@
 for flags in "${SHAPE_FLAGS[@]}"; do
 	fl=$(flags_name "$flags")
 	prog=$TMP/shapes-$fl
-	cc $flags -finstrument-functions -o "$prog" "$ROOT/tests/user/shapes.c" 2>"$TMP/cc.err"
+	cc $flags -finstrument-functions -pthread -o "$prog" "$ROOT/tests/user/shapes.c" 2>"$TMP/cc.err"
 	ok $? "build tests/user/shapes.c at $flags" "$(cat "$TMP/cc.err")"
-	for shape in "fib 20" "deep 20000" "ucontext 50" "altstack 300" "altstack-alias 300"; do
+	for shape in "fib 20" "deep 20000" "ucontext 50" "altstack 300" "altstack-alias 300" "tsd 5"; do
 		set -- $shape
 		dir=$TMP/$1-$fl
 		counted "$dir" "$prog" $shape 2>"$dir.run" >/dev/null

@@ -17,7 +17,7 @@ int main(int argc, char **argv)
 	struct ktfile_reader *r;
 	struct ktfile_writer w;
 	struct ktfile_header h;
-	struct ktrace_record recs[3];
+	struct ktrace_record recs[4];
 	int n = 0, ret;
 
 	if (argc != 3) {
@@ -38,13 +38,16 @@ int main(int argc, char **argv)
 
 		if (ev->code != KTRACE_func_entry && ev->code != KTRACE_func_enter)
 			continue;
+		/* a switch away, the thread sleeping (S), to the idle task (prio 120) */
 		recs[0] = (struct ktrace_record){ ev->tsc + 1, KTRACE_sched_switch, ev->tid,
 						  ev->tid, 0 };
-		recs[1] = (struct ktrace_record){ ev->tsc + 1, KTRACE_fault_page, ev->tid,
+		recs[1] = (struct ktrace_record){ ev->tsc + 1, KTRACE_EVT_CONT | KTRACE_EVT_END,
+						  ev->tid, 1, 120 };
+		recs[2] = (struct ktrace_record){ ev->tsc + 1, KTRACE_fault_page, ev->tid,
 						  ev->tid, KTRACE_FAULT_USER };
-		recs[2] = (struct ktrace_record){ ev->tsc + 1, KTRACE_EVT_CONT | KTRACE_EVT_END,
+		recs[3] = (struct ktrace_record){ ev->tsc + 1, KTRACE_EVT_CONT | KTRACE_EVT_END,
 						  ev->tid, 0x1000 * (n + 1), 0 };
-		ktfile_append(&w, recs, 3);
+		ktfile_append(&w, recs, 4);
 		n++;
 	}
 	ktfile_reader_close(r);

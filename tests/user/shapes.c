@@ -19,8 +19,14 @@
  *   shapes altstack-alias N   the same, the sigaltstack mapped 4 GiB below
  *                       the thread's stack, a little above it in the low
  *                       32 bits of the address (exits 77 if it cannot)
+ *   shapes tsd N        N threads, each with a value of a key of the
+ *                       program's own, whose destructor calls functions
+ *                       as the thread exits, after the thread's function
+ *                       returned (as uftrace's s-thread-tsd), and sets it
+ *                       again twice: three rounds of destructors
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -130,6 +136,44 @@ int run_altstack(int n, int alias)
 	return 0;
 }
 
+static pthread_key_t tsd_key;
+
+void tsd_leaf(int i)
+{
+	sink += i;
+}
+
+void tsd_dtor(void *value)
+{
+	uintptr_t round = (uintptr_t)value;
+
+	tsd_leaf((int)round);
+	fib(5);
+	if (round < 3)
+		pthread_setspecific(tsd_key, (void *)(round + 1));
+}
+
+void *tsd_thread(void *arg)
+{
+	pthread_setspecific(tsd_key, (void *)1);
+	tsd_leaf(0);
+	return arg;
+}
+
+int run_tsd(int n)
+{
+	pthread_t t;
+
+	if (pthread_key_create(&tsd_key, tsd_dtor))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&t, NULL, tsd_thread, NULL))
+			return 1;
+		pthread_join(t, NULL);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 10;
@@ -146,6 +190,8 @@ int main(int argc, char **argv)
 		return run_altstack(n, 0);
 	else if (!strcmp(argv[1], "altstack-alias"))
 		return run_altstack(n, 1);
+	else if (!strcmp(argv[1], "tsd"))
+		return run_tsd(n);
 	else
 		return 2;
 	return 0;
