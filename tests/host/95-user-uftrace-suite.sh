@@ -49,14 +49,16 @@ awk -F'\t' '$1 == "test" { tested[$3] = 1 } $1 == "skip" && ($3 in tested) {
 	print "# not compared: " $2 " (" $3 "): " $4 }' "$TMP/plan"
 
 while IFS=$'\t' read -r kind t src _; do
-	[ "$kind" = test ] || continue
+	[ "$kind" = test ] || [ "$kind" = count ] || continue
 	for mode in O0 O2uftrace O2g; do
 		d=$TMP/$t-$mode
 		name="$t ($src) at $mode"
-		cmd=$(python3 "$SUITE" build "$tests" "$t" $mode "$d" 2>"$d.build")
+		[ "$kind" = test ] || name="$src (built as $t builds it) at $mode"
+		cmd=$(python3 "$SUITE" build "$tests" "$t" $mode "$d" \
+			$([ "$kind" = test ] || echo plain) 2>"$d.build")
 		rc=$?
 		if [ $rc -eq 2 ]; then
-			skip "$name" "$(head -n 1 "$d.build")"
+			skip "$name" "$(tail -n 1 "$d.build")"
 			continue
 		fi
 		ok $rc "$name: builds" "$(tail -n 20 "$d.build")"
@@ -88,7 +90,11 @@ while IFS=$'\t' read -r kind t src _; do
 			ok $? "$name: every function called as often as it was entered" \
 				"$(cat "$d.cmp"; tail -n 5 "$d.err")"
 		fi
-		[ $mode != O2g ] || continue
+		[ $mode != O2g ] && [ "$kind" = test ] || continue
+		if [ $t = t130_thread_exec ]; then
+			skip "$name: the call tree uftrace expects" "uftrace nests the exec'd image's main() in the old image's (one tid); dtrace starts a tree (83-user-spawn)"
+			continue
+		fi
 		"$DTRACE" --calltree "$d"/kt/trace.* >"$d.tree" 2>>"$d.err"
 		python3 "$SUITE" tree "$tests" "$t" $mode "$d" "$d.tree" >"$d.treediff"
 		ok $? "$name: the call tree uftrace expects" "$(head -n 40 "$d.treediff")"

@@ -12,9 +12,15 @@ replaced): it builds what they ask for with our flags and answers what the
 run needs; nothing of uftrace itself runs.
 
   plan TESTS                     a line per t*.py: "test NAME SOURCE" or
-                                 "skip NAME SOURCE REASON" (tab-separated)
-  build TESTS NAME MODE DIR      build it in DIR at MODE (O0, O2uftrace,
-                                 O2g); print the command line to run
+                                 "skip NAME SOURCE REASON" (tab-separated);
+                                 "count NAME SOURCE" for a program none of
+                                 whose tests has a tree to compare: NAME's
+                                 build and run, for the counts
+  build TESTS NAME MODE DIR [plain]
+                                 build it in DIR at MODE (O0, O2uftrace,
+                                 O2g); print the command line to run;
+                                 plain: where NAME skips it, the program
+                                 alone (exit 2 if that fails too)
   tree TESTS NAME MODE DIR CALLTREE
                                  compare dtrace --calltree's output with the
                                  expected tree; print the difference, exit 1
@@ -276,6 +282,7 @@ def cmd_plan(tests):
 
 
 def plan(tests):
+    tested, counted, lines = set(), {}, []
     for f in sorted(os.listdir(tests)):
         m = re.fullmatch(r'(t\d+_\w+)\.py', f)
         if not m:
@@ -285,12 +292,21 @@ def plan(tests):
             tc = load(tests, tname)
             why = usable(tc)
             src = 's-%s%s' % (tc.name, TestBase.supported_lang.get(tc.lang, {}).get('ext', ''))
+            args = shlex.split(tc.exearg)
+            if why and args and args[0] == 't-' + tc.name and tc.lang in TestBase.supported_lang:
+                counted.setdefault(src, tname)	# its program, run as it is
         except Skip as e:
             why, src = str(e), '(tests that do not load)'
         if why:
-            print('skip\t%s\t%s\t%s' % (tname, src, why))
+            lines.append('skip\t%s\t%s\t%s' % (tname, src, why))
         else:
-            print('test\t%s\t%s' % (tname, src))
+            tested.add(src)
+            lines.append('test\t%s\t%s' % (tname, src))
+    # a program no test of which has a tree to compare: its counts all the same
+    for src, tname in sorted(counted.items()):
+        if src not in tested:
+            lines.append('count\t%s\t%s' % (tname, src))
+    print('\n'.join(lines))
 
 
 def mode_flags(mode):
@@ -299,13 +315,22 @@ def mode_flags(mode):
     return cflags
 
 
-def cmd_build(tests, tname, mode, out):
+def cmd_build(tests, tname, mode, out, plain=''):
     cflags = mode_flags(mode)
     os.makedirs(out, exist_ok=True)
     os.chdir(out)
     TestBase.out_dir = out
     tc = load(tests, tname)
-    if tc.build(tc.name, cflags, '') != TestBase.TEST_SUCCESS:
+    ret = tc.build(tc.name, cflags, '')
+    if plain and ret == TestBase.TEST_SKIP:
+        # for the counts: the program alone, as the tests build it by default
+        tc.builds = []
+        if TestBase.build(tc, tc.name, cflags, '') == TestBase.TEST_SUCCESS:
+            ret = TestBase.TEST_SUCCESS
+    if ret == TestBase.TEST_SKIP or (plain and ret != TestBase.TEST_SUCCESS):
+        sys.stderr.write('its test does not build it with these flags\n')
+        sys.exit(2)
+    if ret != TestBase.TEST_SUCCESS:
         sys.exit(1)
     for cmd in tc.builds:
         if '-finstrument-functions' not in cmd:
@@ -534,7 +559,7 @@ def main(argv):
                        for i, a in enumerate(argv[2:])]
     if len(argv) == 3 and argv[1] == 'plan':
         cmd_plan(argv[2])
-    elif len(argv) == 6 and argv[1] == 'build':
+    elif len(argv) in (6, 7) and argv[1] == 'build':
         cmd_build(*argv[2:])
     elif len(argv) == 7 and argv[1] == 'tree':
         sys.exit(cmd_tree(*argv[2:]))
