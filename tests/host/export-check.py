@@ -253,7 +253,8 @@ def perfetto(args):
         want_cpu = {}
         for c, t, _tid, nm, tx in text:
             if nm == "sched:switch" and c != "-":
-                nxt = int(tx.split()[-1].rsplit("-", 1)[-1])
+                # "... to task NAME-TID[, prev state S, next prio 120]"
+                nxt = int(re.search(r" to task (\S+?)(?:,|$)", tx).group(1).rsplit("-", 1)[-1])
                 if nxt:
                     want_cpu.setdefault(int(c), []).append((t, nxt))
         if want_cpu != cpu_slices:
