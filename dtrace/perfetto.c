@@ -408,8 +408,9 @@ static void put_event(struct pf *pf, struct outbuf *o, const struct dtrace_event
 			/* numbers past 2^53 would lose digits in JSON readers */
 			if (fl->type == FIELD_STRING) {
 				const char *str;
+				size_t len = field_string(fl, ev->args, ev->nr_args, &str);
 
-				p = put_str(p, str, field_string(fl, ev->args, ev->nr_args, &str));
+				p = put_str(p, str, len);
 			} else if (fl->type == FIELD_S32 && (int64_t)v < 0) {
 				*p++ = '-';
 				p = ktev_put_u64(p, -v);

@@ -517,8 +517,9 @@ static void generic_event(struct pbt *t, struct pb *b, struct dtrace *dt,
 			pb_str(b, GF_NAME, fl->name);
 			if (fl->type == FIELD_STRING) {
 				const char *s;
+				size_t len = field_string(fl, ev->args, ev->nr_args, &s);
 
-				pb_text(b, GF_STR, s, field_string(fl, ev->args, ev->nr_args, &s));
+				pb_text(b, GF_STR, s, len);
 			} else {
 				pb_uint(b, fl->type == FIELD_S32 ? GF_INT : GF_UINT,
 					field_value(fl, ev->args));

@@ -211,6 +211,9 @@ static __attribute__((noinline)) KT_NOTRACE void record_exit_apart(uint64_t f, v
 static __attribute__((noinline)) KT_NOTRACE void filtered_enter(uint64_t f, uint64_t c,
 								  uintptr_t sp)
 {
+	/* not recording (a vfork child on its parent's thread state, tracing off) */
+	if (kt_unlikely(!kt_self && kt_thread_off))
+		return;
 	if (kt_filter_enter(f))
 		record_enter_apart(f, c, sp);
 }
@@ -218,6 +221,8 @@ static __attribute__((noinline)) KT_NOTRACE void filtered_enter(uint64_t f, uint
 static __attribute__((noinline)) KT_NOTRACE void filtered_exit(uint64_t f, void *site,
 								 uintptr_t sp, void *ret)
 {
+	if (kt_unlikely(!kt_self && kt_thread_off))
+		return;
 	if (kt_filter_exit())
 		record_exit_apart(f, site, sp, ret);
 }

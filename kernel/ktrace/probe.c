@@ -98,7 +98,9 @@
  */
 struct ktrace_uprobe {
 	struct uprobe_consumer	consumer;
-#ifndef KTRACE_UPROBES_BY_INODE
+#ifdef KTRACE_UPROBES_BY_INODE
+	struct inode		*inode;		/* registered on: held until freed */
+#else
 	struct uprobe		*uprobe;
 #endif
 	struct path		path;
@@ -171,18 +173,20 @@ static bool ktrace_uprobe_task_wanted(const struct ktrace_uprobe *tu,
 static bool ktrace_uprobe_mm_wanted(const struct ktrace_uprobe *tu,
 				    struct mm_struct *mm)
 {
-	struct task_struct *p;
+	struct task_struct *p, *t;
 	bool wanted = false;
 
 	if (!tu->nr_pids)
 		return true;
 	rcu_read_lock();
-	for_each_process(p) {
-		if (READ_ONCE(p->mm) == mm && ktrace_uprobe_task_wanted(tu, p)) {
+	/* every thread: a leader that called pthread_exit() has no mm */
+	for_each_process_thread(p, t) {
+		if (READ_ONCE(t->mm) == mm && ktrace_uprobe_task_wanted(tu, t)) {
 			wanted = true;
-			break;
+			goto out;
 		}
 	}
+out:
 	rcu_read_unlock();
 	return wanted;
 }
@@ -374,7 +378,18 @@ static int ktrace_uprobe_register(struct ktrace_uprobe *tu)
 	struct inode *inode = d_real_inode(tu->path.dentry);
 
 #ifdef KTRACE_UPROBES_BY_INODE
-	return uprobe_register(inode, tu->offset, &tu->consumer);
+	int ret = uprobe_register(inode, tu->offset, &tu->consumer);
+
+	/*
+	 * Unregister must name the same inode: d_real_inode() of an overlayfs
+	 * file is another one once the file is copied up, and 6.1's
+	 * uprobe_unregister() would then leave the consumer linked.
+	 */
+	if (!ret) {
+		ihold(inode);	/* pinned by the path now; iput() when freed */
+		tu->inode = inode;
+	}
+	return ret;
 #else
 	tu->uprobe = uprobe_register(inode, tu->offset, 0, &tu->consumer);
 	return PTR_ERR_OR_ZERO(tu->uprobe);
@@ -390,8 +405,7 @@ static void ktrace_uprobe_unregister_nosync(struct ktrace_uprobe *tu)
 {
 #ifdef KTRACE_UPROBES_BY_INODE
 	/* Waits for running handlers: they hold uprobe->register_rwsem. */
-	uprobe_unregister(d_real_inode(tu->path.dentry), tu->offset,
-			  &tu->consumer);
+	uprobe_unregister(tu->inode, tu->offset, &tu->consumer);
 #else
 	uprobe_unregister_nosync(tu->uprobe, &tu->consumer);
 #endif
@@ -411,6 +425,10 @@ static void ktrace_uprobe_free(struct ktrace_uprobe *tu)
 
 	for (i = 0; i < tu->nr_pids; i++)
 		put_pid(tu->pids[i]);
+#ifdef KTRACE_UPROBES_BY_INODE
+	if (tu->inode)
+		iput(tu->inode);
+#endif
 	if (tu->path.dentry)
 		path_put(&tu->path);
 	kfree(tu);

@@ -72,7 +72,9 @@ for kc in order:0 cont-orphan:0 cont-seq:24 cont-end:48; do
 	files="m.cpu0 m.cpu1 m.cpu2 m.cpu3 m.user0"
 	timeout -k 2 30 "$DTRACE" $files >/dev/null 2>err
 	rc=$?
-	[ $rc -eq 1 ] && grep -q "^dtrace: m.cpu0: offset $off: " err && [ "$(wc -l <err)" -eq 1 ]
+	# (ktgen's unknown events include probe hits: their warning is not the error)
+	[ $rc -eq 1 ] && grep -q "^dtrace: m.cpu0: offset $off: " err &&
+		[ "$(grep -vc "m.probes: no such file" err)" -eq 1 ]
 	ok $? "$kind: an error naming the file and offset $off, exit 1" "exit $rc: $(head -c 300 err)"
 	"$DTRACE" -S $files >out 2>/dev/null
 	grep -q "^bad         1 file not read past a bad record$" out &&

@@ -35,7 +35,7 @@ check "the same on worker threads (-j 2)" 'cmp -s out listing'
 dt -S $CPUS
 check "-S counts each probe by its name" \
 	'[ $rc -eq 0 ] && $MODEL check-summary "$TMP" out >"$TAP_ERR"'
-dt --format=perfetto $CPUS
+dt --format=perfetto-json $CPUS
 check "Perfetto: each hit's name, text and fields are the model's" \
 	'[ $rc -eq 0 ] && $MODEL check-perfetto "$TMP" out >"$TAP_ERR"'
 dt --format=ctf -o ctf $CPUS

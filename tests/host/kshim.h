@@ -80,6 +80,7 @@ typedef unsigned int gfp_t;
 #define ENOMEM			12
 #define EINTR			4
 #define EFAULT			14
+#define EOPNOTSUPP		95
 
 static inline unsigned long roundup_pow_of_two(unsigned long n)
 {
