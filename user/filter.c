@@ -48,7 +48,7 @@ struct object {
 
 static struct {
 	pthread_mutex_t lock;
-	int holder;			/* tid holding @lock, 0: none */
+	uintptr_t holder;		/* the thread holding @lock (its thread_mark), 0: none */
 	char *env_keep, *env_drop;	/* copies of the variables */
 	unsigned int depth_env;
 	struct kt_funcpat pats[MAX_PATTERNS];
@@ -234,20 +234,22 @@ static KT_NOTRACE unsigned int bits_in(const struct object *o, uintptr_t addr)
 	return 0;
 }
 
-static KT_NOTRACE int gettid_now(void)
-{
-	return syscall(SYS_gettid);
-}
+/*
+ * Which thread this is, without a system call (the traced program's
+ * system calls are its own: a gettid() at its first call showed up in
+ * the kernel's trace of it): the address of a thread-local byte.
+ */
+static __thread char thread_mark __attribute__((tls_model("initial-exec")));
 
 /* The lock, unless this thread holds it (a signal handler in a lookup): then false. */
 static KT_NOTRACE bool lock(void)
 {
-	int tid = gettid_now();
+	uintptr_t me = (uintptr_t)&thread_mark;
 
-	if (__atomic_load_n(&flt.holder, __ATOMIC_RELAXED) == tid)
+	if (__atomic_load_n(&flt.holder, __ATOMIC_RELAXED) == me)
 		return false;
 	pthread_mutex_lock(&flt.lock);
-	__atomic_store_n(&flt.holder, tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&flt.holder, me, __ATOMIC_RELAXED);
 	return true;
 }
 
