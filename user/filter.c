@@ -298,6 +298,17 @@ KT_NOTRACE void kt_filter_setup(void)
 	unsigned int nr_keep;
 	bool ok;
 
+	/*
+	 * No filter asked for (almost always): off, without the lock, whose
+	 * contention between threads calling at once is a futex() system
+	 * call of the traced program's.  Every thread decides the same.
+	 */
+	if (!kt_getenv("KTRACE_USER_FILTER") && !kt_getenv("KTRACE_USER_NOTRACE") &&
+	    !kt_getenv("KTRACE_USER_DEPTH")) {
+		kt_filter.on = false;
+		__atomic_store_n(&kt_filter.ready, true, __ATOMIC_RELEASE);
+		return;
+	}
 	if (!lock())
 		return;			/* a signal handler of the setup: not yet */
 	if (kt_filter.ready) {
