@@ -24,5 +24,5 @@ check "the state dump names every task all the same (pid 1 is $comm)" \
 check "no other thread event: the mask is the boot one" \
 	'! grep -Eq "thread:(fork|exec|exit)" "$T/out"'
 check "context switches name their tasks" \
-	'grep -Eq "sched:switch +context switch from task [^ ]+-[0-9]+ to task [^ <]+-[0-9]+\$" "$T/out"'
+	'grep -Eq "sched:switch +context switch from task [^ ]+-[0-9]+ to task [^ <]+-[0-9]+," "$T/out"'
 done_testing

@@ -62,7 +62,7 @@ check "workload's exec (pid $pid)" 'has_out "exec by task $pid "'
 check "workload's exit (pid $pid, code 7)" 'has_outE "exit of task $pid, code (7|1792)"'
 check "workload forks its children" 'has_outE "fork: task $pid created task [0-9]+"'
 check "context switch out of the workload" 'has_outE "context switch from task $pid to task [0-9]+"'
-check "context switch into the workload" 'has_outE "context switch from task [0-9]+ to task $pid\$"'
+check "context switch into the workload" 'has_outE "context switch from task [0-9]+ to task $pid,"'
 kt -s
 check "the mask before the recording is back afterwards" 'has_outE "0x00000008 +irq"'
 kt -e 0

@@ -32,7 +32,7 @@ check "ktrace -e sched records names too" \
 check "the task that was there before ktrace is named by the state dump" \
 	'has_outE "task $pre of process $pre is named kt-preexist\$"'
 check "... and its context switches name it (kt-preexist-$pre)" \
-	'has_outE "sched:switch +context switch (from task kt-preexist-$pre |.* to task kt-preexist-$pre\$)"'
+	'has_outE "sched:switch +context switch (from task kt-preexist-$pre |.* to task kt-preexist-$pre,)"'
 check "the traced program's switches name it after its exec (name-task-$w)" \
 	'has_outE "context switch from task name-task-$w "'
 check "prctl(PR_SET_NAME) is recorded (thread:name kt-renamed)" \
@@ -44,12 +44,12 @@ check "its old name until the rename (line $before < $rename), its new one after
 	'[ "$before" -gt 0 ] && [ "$before" -lt "$rename" ] && [ "$after" -gt "$rename" ]'
 check "the task column names the task too" \
 	'grep -E "^ *[0-9]+ +[0-9.]+ +kt-renamed-$w +sched:switch" "$T/out" >/dev/null'
-check "the idle task is <idle>-0" 'has_outE "to task <idle>-0\$"'
+check "the idle task is <idle>-0" 'has_outE "to task <idle>-0,"'
 
 "$DTRACE" --raw "$T"/n.cpu* >"$T/out" 2>"$T/err"
 rc=$?
 check "--raw: thread ids, no names" \
-	'[ $rc -eq 0 ] && has_outE "context switch from task $w to task [0-9]+\$" &&
+	'[ $rc -eq 0 ] && has_outE "context switch from task $w to task [0-9]+," &&
 	 ! has_outE "kt-renamed-"'
 wait $pre
 done_testing
