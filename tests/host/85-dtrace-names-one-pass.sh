@@ -115,6 +115,8 @@ def records(recs):
 		else:
 			code = {"switch": SWITCH, "fork": FORK, "exit": EXIT}[kind]
 			out.append("%d:%d:%d:%d:%d" % (tsc, code, a[0], a[1], tid))
+			if kind == "switch":	# the previous task sleeping (S), the next at 120
+				out.append("%d:%d:1:120:%d" % (tsc, (1 << 22) | (1 << 23), tid))
 	return out
 
 def write():
@@ -171,7 +173,7 @@ def model(trace, look_ahead, with_user):
 			threads.append((a[0], comm(a[0])))
 			text = "thread:name task %d of process %d is named %s" % a
 		elif kind == "switch":
-			text = "sched:switch context switch from task %s to task %s" % (task(a[0]), task(a[1]))
+			text = "sched:switch context switch from task %s to task %s, prev state S, next prio 120" % (task(a[0]), task(a[1]))
 		elif kind == "fork":
 			# fork keeps the comm: a child no naming names has its parent's
 			if a[1] not in names and a[1] not in first and comm(a[0]) is not None:

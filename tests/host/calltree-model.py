@@ -38,7 +38,9 @@ def read_threads(lines):
         ns = round(float(dur.split()[0]) * 1000) if dur.strip() else None
         m = re.match(r'(\S+)\(\)( \{|;)', text)
         if m:
-            node = [m.group(1), ns, []]
+            # a frame entered before the trace (a forked child's callers) is
+            # no call of it (dtrace counts its time, not a call)
+            node = [m.group(1), ns, [], 'entered before the trace started' in line]
             del stack[depth:]
             (stack[-1][2] if stack else roots).append(node)
             if m.group(2) == ' {':
@@ -61,14 +63,14 @@ def matches(pats, name):
 
 
 def keep(nodes, opt, region, hidden, depth, out):
-    for name, ns, children in nodes:
+    for name, ns, children, before in nodes:
         r = region or matches(opt['F'], name)
         h = hidden or matches(opt['N'], name)
         ok = (r or not opt['F']) and not h and (not opt['D'] or depth < opt['D']) and \
             (not opt['min'] or ns >= opt['min'])
         shown = ok and name not in opt['lib']
         if shown:
-            out.append('%d %s' % (depth, name))
+            out.append('%d %s%s' % (depth, name, ' (before the trace)' if before else ''))
         keep(children, opt, r, h, depth + 1 if shown else depth, out)
 
 
