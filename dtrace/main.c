@@ -730,6 +730,7 @@ static void close_trace(struct dtrace *dt, struct machine_files *mf)
 	probes_free(dt->probes);
 	dt->probes = NULL;
 	dt->probes_expected = NULL;
+	dt->probes_warned = false;	/* --diff: the next trace's file is another */
 	free(mf->found_kallsyms);
 	free(mf->found_irqs);
 	free(mf->found_probes);
