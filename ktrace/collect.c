@@ -17,7 +17,7 @@
  * a collector killed and started again cuts the file back to that and
  * tells the sender, which sends the rest from its spool.  A new recording
  * (another session number in HELLO) moves the directory of the last one
- * of that name aside, to NAME.SESSION.
+ * of that name aside, to DIR/.previous/NAME.SESSION.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -239,9 +239,13 @@ static int start_machine(struct collector *col, struct machine *m, uint64_t sess
 	m->dir = path_join(col->dir, m->name);
 	old = dir_session(m->dir);
 	if (old != session && access(m->dir, F_OK) == 0) {
-		char aside[KTNET_NAME_MAX + 20], *to;
+		char aside[KTNET_NAME_MAX + 40], *to;
 
-		snprintf(aside, sizeof(aside), "%s.%016" PRIx64, m->name, old);
+		/* hidden: dtrace DIR merges the machines, not their last recordings */
+		to = path_join(col->dir, ".previous");
+		mkdir(to, 0700);
+		free(to);
+		snprintf(aside, sizeof(aside), ".previous/%s.%016" PRIx64, m->name, old);
 		to = path_join(col->dir, aside);
 		if (rename(m->dir, to) < 0) {
 			pr_err("%s: moving the last recording aside to %s: %s", m->dir, to,
