@@ -63,6 +63,11 @@ $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/l
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -pthread -o $@ $< -ldl
 
+# Causally linked packets between two network namespaces (106-dtrace-machines).
+$(O)/tests/ktnet-pingpong: tests/host/ktnet-pingpong.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -std=gnu11 -Wall -o $@ $<
+
 # The probe tests' evaluator of fetch programs (ptrace) and their C++
 # program (tests/host/97-probe-eval.sh, 98-probe-debsrc.sh).
 $(O)/tests/probe-eval: tests/probe/probe-eval.c include/uapi/linux/ktrace.h
