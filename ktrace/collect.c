@@ -338,6 +338,12 @@ static int on_hello(struct collector *col, struct conn *c)
 					 (col->nr_machines + 1) * sizeof(*col->machines));
 		col->machines[col->nr_machines++] = m;
 	}
+	if (m->conn && m->conn != c && m->session != le64toh(hello.session)) {
+		/* two machines of one name: the second waits for the first */
+		pr_warn("%s: %s is sending as %s already; %s has another recording: closed",
+			c->peer, m->conn->peer, m->name, c->peer);
+		return -EPROTO;
+	}
 	if (m->conn && m->conn != c) {
 		/* the sender is back on a new connection: the old one is dead */
 		pr_info("%s: %s connected again (from %s)", m->name, m->conn->peer, c->peer);
