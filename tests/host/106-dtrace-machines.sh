@@ -99,4 +99,19 @@ check "the listing's machine column names A and B" \
 "$ROOT/$O/tools/dtrace" --no-pager --machine A "$T/coll" >"$T/onlyA" 2>"$T/err"
 check "--machine A: A's marks only" \
 	'[ "$(grep -c "user mark" "$T/onlyA")" -eq $N ] && ! grep -q "^B " "$T/onlyA"'
+# the exports carry the machine: Perfetto's machine_id, CTF's stream names
+"$ROOT/$O/tools/dtrace" --format=perfetto -o "$T/t.pb" "$T/coll" 2>"$T/err"
+ok $? "dtrace --format=perfetto of both machines" "$(cat "$T/err")"
+if command -v protoc >/dev/null; then
+	protoc --decode=perfetto.protos.Trace -I"$ROOT/dtrace" "$ROOT/dtrace/perfetto_trace.proto" \
+		<"$T/t.pb" >"$T/t.txt" 2>"$T/err"
+	check "the second machine's packets have machine_id 1 (the first's none)" \
+		'grep -q "machine_id: 1" "$T/t.txt" && ! grep -q "machine_id: [02-9]" "$T/t.txt"'
+else
+	skip "the second machine's packets have machine_id 1" "no protoc"
+fi
+"$ROOT/$O/tools/dtrace" --format=ctf -o "$T/t.ctf" "$T/coll" 2>"$T/err"
+ok $? "dtrace --format=ctf of both machines" "$(cat "$T/err")"
+check "CTF: a stream per machine and CPU, named by the machine" \
+	'[ -f "$T/t.ctf/A.cpu0" ] && [ -f "$T/t.ctf/B.cpu0" ]'
 done_testing
