@@ -44,6 +44,7 @@
 #define STREAMS_MAX	8192	/* the most CPUs a kernel has */
 #define RECORDS_MAX	(1u << 22)	/* in one frame; ktrace sends CHUNK_RECORDS */
 #define FILE_MAX	(256u << 20)	/* a shipped kallsyms and the like */
+#define MESSAGES_PER_TURN 64
 
 struct cstream {
 	uint32_t id;
@@ -547,10 +548,14 @@ static int on_message(struct collector *col, struct conn *c)
 	}
 }
 
-/* Read what there is; <0 (or -EPIPE at the end) closes the connection. */
+/*
+ * Read what there is, MESSAGES_PER_TURN messages at most (a fast sender
+ * must not keep the others waiting); <0 (or -EPIPE at the end) closes the
+ * connection.
+ */
 static int on_readable(struct collector *col, struct conn *c)
 {
-	for (;;) {
+	for (unsigned int messages = 0; messages < MESSAGES_PER_TURN; ) {
 		uint8_t *dst = c->have_hdr ? c->payload + c->got : c->wire + c->got;
 		size_t want = c->have_hdr ? c->h.len - c->got : KTNET_HDR_SIZE - c->got;
 		ssize_t n = want ? read(c->fd, dst, want) : 0;
@@ -585,10 +590,12 @@ static int on_readable(struct collector *col, struct conn *c)
 		c->t_recv = ktnet_mono_ns();
 		c->have_hdr = false;
 		c->got = 0;
+		messages++;
 		ret = on_message(col, c);
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
 }
 
 static void close_conn(struct collector *col, unsigned int i, int why)

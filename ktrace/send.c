@@ -439,6 +439,11 @@ static int stream(struct sender *s, int fd)
 		pthread_mutex_lock(&s->lock);
 		f = next_to_send(s);
 		done = s->finishing && all_acked(s);
+		/* a collector that takes frames but never acknowledges them */
+		if (!done && s->finishing && now() >= s->deadline) {
+			pthread_mutex_unlock(&s->lock);
+			return -ETIMEDOUT;
+		}
 		pthread_mutex_unlock(&s->lock);
 		if (done) {
 			/* BASE.probes is written once the command starts: again at the end */

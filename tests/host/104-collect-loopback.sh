@@ -52,4 +52,16 @@ check "--machine b: only b's events" \
 check "the listing names each event's machine first" 'grep -q "^[abc]  *[0-9]" "$T/line"'
 
 collector_stop
+
+# usage errors: exit 2, naming the option
+fk --send nohostport -e sched -d 1
+check "--send without a port is a usage error" '[ $rc -eq 2 ] && has_err "--send nohostport: not HOST:PORT"'
+fk --spool "$T/sp" -e sched -d 1
+check "--spool without --send is a usage error" '[ $rc -eq 2 ] && has_err "only with --send"'
+fk --send 127.0.0.1:1 --name ../x -e sched -d 1
+check "a machine name with a slash is refused" '[ $rc -eq 2 ] && has_err "--name ../x"'
+fk --listen 127.0.0.1:1 -e sched
+check "--listen records nothing itself" '[ $rc -eq 2 ] && has_err "--listen: the collector records nothing"'
+fk --send 127.0.0.1:1 --spool-size 1K -e sched -d 1
+check "--spool-size below 64K is refused" '[ $rc -eq 2 ] && has_err "--spool-size 1K"'
 done_testing

@@ -92,5 +92,15 @@ ok $? "spool full: every record delivered or counted, once, in order" "$(cat "$T
 check "the spool directory is empty at the end" '[ -z "$(ls -A "$T/spool")" ]'
 kill -TERM $c2; wait $c2 2>/dev/null
 
+# --- a collector that stops answering: the sender gives up after
+# --send-wait, exits 1 and says how many records were not delivered
+kill -STOP "$CPID"
+KTFAKE_RATE=5000 sender f --send "127.0.0.1:$CPORT" -e sched -d 0.5 --send-wait 2
+wait $SPID
+TAP_ERR=$T/f.err check "a collector that never acknowledges: the sender exits 1" '[ $? -eq 1 ]'
+TAP_ERR=$T/f.err check "... and says what was not delivered, and where it is" \
+	'grep -q "did not acknowledge [0-9]* records within --send-wait 2 s; their frames stay in" "$T/f.err"'
+kill -CONT "$CPID"
+
 collector_stop
 done_testing
