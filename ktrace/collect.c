@@ -85,7 +85,7 @@ struct collector {
 	struct machine **machines;
 	unsigned int nr_machines;
 	ZSTD_DCtx *dz;
-	uint8_t *raw;
+	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
 	size_t raw_cap;
 };
 
@@ -403,6 +403,7 @@ static int on_data(struct collector *col, struct conn *c)
 	}
 	if (raw > col->raw_cap) {
 		col->raw = xrealloc(col->raw, raw);
+		col->recs = xrealloc(col->recs, raw);
 		col->raw_cap = raw;
 	}
 	if (raw) {
@@ -413,6 +414,7 @@ static int on_data(struct collector *col, struct conn *c)
 				"closed", c->peer, m->name, st->id, c->h.seq, c->h.records);
 			return -EPROTO;
 		}
+		ktnet_from_columns((struct ktrace_record *)col->recs, col->raw, c->h.records);
 	}
 	if (c->h.lost) {
 		struct ktrace_record mark = { .tsc = c->h.first_tsc, .event = KTRACE_META_LOST,
@@ -422,7 +424,7 @@ static int on_data(struct collector *col, struct conn *c)
 		if (ret < 0)
 			goto write_error;
 	}
-	ret = ktfile_append(&st->w, (struct ktrace_record *)col->raw, c->h.records);
+	ret = ktfile_append(&st->w, (struct ktrace_record *)col->recs, c->h.records);
 	if (ret < 0)
 		goto write_error;
 	st->seq = c->h.seq;
@@ -713,6 +715,7 @@ int collect(const struct ktrace_opts *o)
 	}
 	free(col.machines);
 	free(col.raw);
+	free(col.recs);
 	ZSTD_freeDCtx(col.dz);
 	close(lfd);
 	return 0;

@@ -18,7 +18,12 @@
  *   HELLO        s->c  payload: struct ktnet_hello, then the stream ids (u32 each)
  *   ACK          c->s  @stream, @seq: the highest frame written
  *   DATA         s->c  @stream, @seq, @first_tsc, @last_tsc, @records, @lost;
- *                      payload: one zstd frame of @records struct ktrace_record.
+ *                      payload: one zstd frame of @records records in columns
+ *                      (ktnet_to_columns()): the time stamps as differences
+ *                      from the one before (u64 each), then the events, the
+ *                      thread ids, the arg1s, the arg2s (u32 each): zstd -1
+ *                      packed ktgen's trace so to 29% of its bytes, as it
+ *                      is to 42%.
  *                      The collector writes a KTRACE_META_LOST record counting
  *                      @lost (stamped @first_tsc) before the records.
  *   BEACON       s->c  @stream is idle, nothing lost, up to @first_tsc
@@ -39,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/ktrace.h>
 
 #define KTNET_MAGIC		"KTN\x01"	/* 4 bytes */
 #define KTNET_VERSION		1
@@ -133,6 +139,10 @@ static inline const char *ktnet_decode(struct ktnet_hdr *h, const uint8_t in[KTN
 		return "payload too large";
 	return NULL;
 }
+
+/* A chunk of @nr records as DATA carries them, in @cols (as many bytes), and back. */
+void ktnet_to_columns(void *cols, const struct ktrace_record *recs, size_t nr);
+void ktnet_from_columns(struct ktrace_record *recs, const void *cols, size_t nr);
 
 /* net.c: sockets for both ends. */
 struct ktnet_addr {

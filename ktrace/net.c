@@ -144,6 +144,41 @@ int ktnet_send(int fd, const struct ktnet_hdr *h, const void *payload)
 	return ret;
 }
 
+void ktnet_to_columns(void *cols, const struct ktrace_record *recs, size_t nr)
+{
+	uint8_t *tsc = cols, *u32 = tsc + 8 * nr;
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t d = htole64(recs[i].tsc - prev);
+		uint32_t v[4] = { htole32(recs[i].event), htole32(recs[i].tid),
+				  htole32(recs[i].arg1), htole32(recs[i].arg2) };
+
+		prev = recs[i].tsc;
+		memcpy(tsc + 8 * i, &d, 8);
+		for (int k = 0; k < 4; k++)
+			memcpy(u32 + 4 * (k * nr + i), &v[k], 4);
+	}
+}
+
+void ktnet_from_columns(struct ktrace_record *recs, const void *cols, size_t nr)
+{
+	const uint8_t *tsc = cols, *u32 = tsc + 8 * nr;
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t d;
+		uint32_t v[4];
+
+		memcpy(&d, tsc + 8 * i, 8);
+		for (int k = 0; k < 4; k++)
+			memcpy(&v[k], u32 + 4 * (k * nr + i), 4);
+		prev += le64toh(d);
+		recs[i] = (struct ktrace_record){ .tsc = prev, .event = le32toh(v[0]),
+			.tid = le32toh(v[1]), .arg1 = le32toh(v[2]), .arg2 = le32toh(v[3]) };
+	}
+}
+
 uint64_t ktnet_mono_ns(void)
 {
 	struct timespec ts;

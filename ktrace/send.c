@@ -53,8 +53,8 @@
 struct send_stream {
 	uint32_t id;			/* the CPU */
 	ZSTD_CCtx *zc;			/* its CPU thread's */
-	void *zbuf;
-	size_t zcap;
+	void *zbuf, *cols;		/* the frame; the records in columns */
+	size_t zcap, ccap;
 	/* under sender.lock: */
 	uint64_t seq;			/* the last frame's number */
 	uint64_t pending_lost;		/* dropped, not yet in a frame */
@@ -87,6 +87,7 @@ struct sender {
 	struct send_stream *streams;
 	unsigned int nr;
 	char *dir;			/* the spool */
+	char *base;			/* DIR/trace: BASE.kallsyms and the like, to send */
 	bool own_dir;			/* made by us: removed at the end */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -194,7 +195,12 @@ void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *
 			st->zbuf = xrealloc(st->zbuf, need);
 			st->zcap = need;
 		}
-		zlen = ZSTD_compressCCtx(st->zc, st->zbuf, st->zcap, recs, raw, ZSTD_LEVEL);
+		if (raw > st->ccap) {
+			st->cols = xrealloc(st->cols, raw);
+			st->ccap = raw;
+		}
+		ktnet_to_columns(st->cols, recs, nr);
+		zlen = ZSTD_compressCCtx(st->zc, st->zbuf, st->zcap, st->cols, raw, ZSTD_LEVEL);
 		if (ZSTD_isError(zlen))
 			die("zstd: %s", ZSTD_getErrorName(zlen));
 		h.first_tsc = recs[0].tsc;
@@ -628,10 +634,11 @@ struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_head
 /* Where BASE.kallsyms and the other files go: the spool, to be sent from there. */
 const char *sender_base(struct sender *s)
 {
-	static char base[4096];
-
-	snprintf(base, sizeof(base), "%s/trace", s->dir);
-	return base;
+	if (!s->base) {
+		s->base = xmalloc(strlen(s->dir) + 8);
+		sprintf(s->base, "%s/trace", s->dir);
+	}
+	return s->base;
 }
 
 void sender_start(struct sender *s)
