@@ -370,6 +370,8 @@ int main(int argc, char **argv)
 	}
 	if ((o.spool || o.name) && !o.send)
 		kt_usage_error("--spool, --spool-size, --name: only with --send");
+	if (o.send && output_given)
+		kt_usage_error("-o: not with --send (the collector names the files)");
 	if (o.send && o.flight)
 		kt_usage_error("--send: not with --flight (its snapshots are files)");
 	if (probes.nr_pids && !nr_probe_specs)

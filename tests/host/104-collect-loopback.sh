@@ -62,6 +62,8 @@ fk --send 127.0.0.1:1 --name ../x -e sched -d 1
 check "a machine name with a slash is refused" '[ $rc -eq 2 ] && has_err "--name ../x"'
 fk --listen 127.0.0.1:1 -e sched
 check "--listen records nothing itself" '[ $rc -eq 2 ] && has_err "--listen: the collector records nothing"'
+fk --send 127.0.0.1:1 -o x -e sched -d 1
+check "-o with --send is a usage error" '[ $rc -eq 2 ] && has_err "-o: not with --send"'
 fk --send 127.0.0.1:1 --spool-size 1K -e sched -d 1
 check "--spool-size below 64K is refused" '[ $rc -eq 2 ] && has_err "--spool-size 1K"'
 done_testing
