@@ -79,7 +79,12 @@ struct dtrace_file {
 	char cpu[16];		/* the CPU column, "  3" or "  -" for a user stream */
 	uint8_t cpu_len;
 	struct sym_proc *proc;	/* a user stream's process: its symbols */
-	const char *machine;	/* its machine's name (machines.c), NULL: one machine */
+	/*
+	 * Its machine's name (machines.c), NULL: one machine.  What a
+	 * format's machine column shows (text.c, ctf.c; the Parquet export's
+	 * should take it from here too).
+	 */
+	const char *machine;
 	uint8_t machine_len;
 };
 

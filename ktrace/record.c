@@ -40,6 +40,9 @@
  * kernel's counts are told of by a lost marker at the end of the file, in
  * place of the file's last event if even that does not fit (mark_lost()).
  *
+ * --send (send.c) hands the records to a collector instead of the files:
+ * the same drain, the same counts and the same last lost marker, sent.
+ *
  * --flight (flight.c) reads nothing while tracing and writes snapshots of
  * the kernel's overwrite-mode buffers instead.  session.c has what both
  * do around their files (signals, the command, the stop sequence),
