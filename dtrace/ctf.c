@@ -405,8 +405,11 @@ static void open_streams(struct ctf *ctf, struct dtrace *dt)
 		s->pid = f->hdr.pid;
 		s->tid = f->hdr.tid;
 		/* names tell what a stream is; two files of one thread get the index too */
-		snprintf(s->name, sizeof(s->name), s->user ? "tid%u" : "cpu%u",
-			 s->user ? s->tid : s->cpu);
+		snprintf(s->name, sizeof(s->name), s->user ? "%.*s%stid%u" : "%.*s%scpu%u",
+			 /* several machines: the machine's name first */
+			 dt->files[i].machine ? 12 : 0,
+			 dt->files[i].machine ? dt->files[i].machine : "",
+			 dt->files[i].machine ? "." : "", s->user ? s->tid : s->cpu);
 		for (int tries = 0; s->fd < 0; tries++) {
 			snprintf(path, sizeof(path), "%s/%s", ctf->dir, s->name);
 			s->fd = openat(ctf->dir_fd, s->name,

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ktevents.h"
 #include "ktfile.h"
@@ -78,6 +79,13 @@ struct dtrace_file {
 	char cpu[16];		/* the CPU column, "  3" or "  -" for a user stream */
 	uint8_t cpu_len;
 	struct sym_proc *proc;	/* a user stream's process: its symbols */
+	/*
+	 * Its machine's name (machines.c), NULL: one machine.  What a
+	 * format's machine column shows (text.c, ctf.c; the Parquet export's
+	 * should take it from here too).
+	 */
+	const char *machine;
+	uint8_t machine_len;
 };
 
 struct dtrace {
@@ -95,6 +103,9 @@ struct dtrace {
 	unsigned int stacks;	/* --folded*: what the stacks formats weigh (stacks.h) */
 	struct ktev_ctx decode;	/* --raw, the kernel's symbols, irq and task names */
 	const char *output;	/* -o, NULL for standard output */
+	const char *only_machine;	/* --machine */
+	bool machines_report;	/* --machines */
+	struct machines *machines;	/* machine directories given (machines.c), NULL: none */
 	/* state */
 	struct kt_merge *merge;
 	struct dtrace_file *files;
@@ -219,6 +230,23 @@ void pipeline_add(struct pipeline *pl, const struct dtrace_event *e);
 /* The batch the next event goes into, and how many batches are written. */
 void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written);
 void pipeline_finish(struct pipeline *pl);
+
+/*
+ * machines.c: several machines' directories (ktrace --listen's) on one
+ * timeline.  machines_expand(): NULL if none of @args is one, else their
+ * files (dt->machines set); machines_merge_open() merges them on the
+ * collector's clock; machines_setup_file() names a file's machine (and
+ * applies --machine); machines_report() is --machines: each machine's
+ * clock alignment and its error bound.
+ */
+char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out);
+struct kt_merge *machines_merge_open(struct dtrace *dt, char **traces, unsigned int nr,
+				     unsigned int flags);
+void machines_setup_file(const struct dtrace *dt, struct dtrace_file *df,
+			 const struct ktfile_reader *f);
+unsigned int machines_width(const struct dtrace *dt);
+void machines_report(const struct dtrace *dt, FILE *out);
+void machines_free(struct dtrace *dt);
 
 /* Time columns, shared by the formats: "12.345" microseconds, ns precision. */
 char *dtrace_put_us(char *p, uint64_t ns, unsigned int width);

@@ -70,6 +70,8 @@ enum {
 	OPT_MIN_TIME,
 	OPT_EXCLUDE_LIB,
 	OPT_DEPTH,
+	OPT_MACHINE,
+	OPT_MACHINES,
 };
 
 /* The one options table (lib/opts.h): getopt's tables and --help are made from it. */
@@ -79,6 +81,11 @@ static const struct kt_option options[] = {
 	{ "cpu", required_argument, 'c', "CPUS",
 	  "CPUs to show: 0-3,6 (user streams are left out)" },
 	{ "cpus", required_argument, 'c', "CPUS", NULL },	/* old spelling: hidden */
+	{ "machine", required_argument, OPT_MACHINE, "NAME",
+	  "with machine directories (ktrace --listen's): NAME's events only" },
+	{ "machines", no_argument, OPT_MACHINES, NULL,
+	  "list the machine directories' clock alignment: offset, drift,\n"
+	  "error bound" },
 	{ "pid", required_argument, 'p', "PIDS",
 	  "processes to show (all their threads): 42,100-200" },
 	{ "tid", required_argument, 't', "TIDS", "thread ids to show: 42,100-200" },
@@ -375,6 +382,12 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		case OPT_MIN_TIME:
 			dt->call_filter->min_ns = parse_time("--min-time", optarg);
 			break;
+		case OPT_MACHINE:
+			dt->only_machine = optarg;
+			break;
+		case OPT_MACHINES:
+			dt->machines_report = true;
+			break;
 		case OPT_STACKS:
 			*fmt = &dtrace_stacks;
 			break;
@@ -508,6 +521,8 @@ static void setup_files(struct dtrace *dt)
 			df->selected = !dt->cpus || (cpu < MAX_CPUS && ktev_bit_test(dt->cpus, cpu));
 			df->cpu_len = snprintf(df->cpu, sizeof(df->cpu), "%3d", cpu);
 		}
+		if (dt->machines)
+			machines_setup_file(dt, df, f);
 	}
 }
 
@@ -683,7 +698,8 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 	}
 	if (!kept)
 		kt_usage_error("no trace files given");
-	dt->merge = kt_merge_open(traces, kept, flags);
+	dt->merge = dt->machines ? machines_merge_open(dt, traces, kept, flags) :
+				   kt_merge_open(traces, kept, flags);
 	free(traces);
 	if (!dt->merge)
 		exit(1);
@@ -790,8 +806,12 @@ int main(int argc, char **argv)
 		}
 		ret = read_old_trace(&dt, fmt, flags, &mf, &in);
 	}
-	/* elsewhere a directory is refused: it is no trace file */
-	if (report_format(fmt)) {
+	/* elsewhere a directory is refused: it is no trace file, or a machine's */
+	paths = machines_expand(&dt, argv + optind, argc - optind, &nr);
+	if (!paths && (dt.only_machine || dt.machines_report))
+		kt_usage_error("--machine, --machines: give machine directories (ktrace --listen's)");
+	if (paths) {
+	} else if (report_format(fmt)) {
 		paths = expand_dirs(argv + optind, argc - optind, &nr);
 	} else {
 		nr = argc - optind;
@@ -800,6 +820,10 @@ int main(int argc, char **argv)
 			paths[i] = xstrdup(argv[optind + i]);
 	}
 	open_trace(&dt, fmt, paths, nr, flags, &mf, &in);
+	if (dt.machines_report) {
+		machines_report(&dt, stdout);
+		return 0;
+	}
 	dt.output = output;
 	/* before the formatting threads start; waited for at exit */
 	if (pager && !output && !(fmt->flags & DTRACE_FMT_TO_DIR))
@@ -808,6 +832,7 @@ int main(int argc, char **argv)
 	ret |= dtrace_run(&dt, fmt, jobs);
 	out_close(&dt.out);
 	close_trace(&dt, &mf);
+	machines_free(&dt);
 	report_table_free(report.old);
 	for (int i = 0; i < nr; i++)
 		free(paths[i]);

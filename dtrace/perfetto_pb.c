@@ -51,6 +51,7 @@ enum pb_field {
 	TRACE_PACKET = 1,			/* Trace */
 	PKT_TIMESTAMP = 8,			/* TracePacket */
 	PKT_SEQUENCE_ID = 10,
+	PKT_MACHINE_ID = 98,
 	PKT_SEQUENCE_FLAGS = 13,
 	PKT_INTERNED_DATA = 12,
 	PKT_FTRACE_EVENTS = 1,
@@ -244,6 +245,7 @@ static void pb_packed(struct pb *b, unsigned int field, const struct pb *col)
 /* A CPU's bundle being filled. */
 struct pb_cpu {
 	int cpu;
+	unsigned int machine;		/* its file's (machines.c), 0: the first */
 	unsigned int nr;		/* events in it */
 	bool lost;			/* records were lost before its first */
 	struct pb events;		/* encoded FtraceEvents (BUNDLE_EVENT fields) */
@@ -256,6 +258,7 @@ struct pb_cpu {
 
 struct pbt {
 	uint64_t mono0;			/* CLOCK_MONOTONIC of ns 0 */
+	unsigned int machine;		/* of the packets being written: their machine_id */
 	bool clock_out;
 	bool seq_started;		/* SEQ_TRACKS had its first packet */
 	struct pb pkt;			/* the packet being built */
@@ -278,6 +281,9 @@ static struct pb *packet_begin(struct pbt *t, uint64_t ns, unsigned int seq)
 	if (ns != UINT64_MAX)
 		pb_uint(&t->pkt, PKT_TIMESTAMP, t->mono0 + ns);
 	pb_uint(&t->pkt, PKT_SEQUENCE_ID, seq);
+	/* several machines: Perfetto keeps each one's CPUs and processes apart */
+	if (t->machine)
+		pb_uint(&t->pkt, PKT_MACHINE_ID, t->machine);
 	return &t->pkt;
 }
 
@@ -380,6 +386,7 @@ static void bundle_flush(struct pbt *t, struct outbuf *o, struct pb_cpu *c)
 
 	if (!c->nr && !c->lost)
 		return;
+	t->machine = c->machine;
 	b = packet_begin(t, UINT64_MAX, SEQ_SYSTEM);
 	k = pb_begin(b, PKT_FTRACE_EVENTS);
 	pb_uint(b, BUNDLE_CPU, c->cpu);
@@ -818,8 +825,10 @@ static void *pb_start(struct dtrace *dt, struct outbuf *o)
 	t->fields = fields_table();
 	t->nr_files = kt_merge_nr_files(dt->merge);
 	t->cpus = xcalloc(t->nr_files, sizeof(*t->cpus));
-	for (unsigned int i = 0; i < t->nr_files; i++)
+	for (unsigned int i = 0; i < t->nr_files; i++) {
 		t->cpus[i].cpu = kt_merge_file(dt->merge, i)->hdr.cpu;
+		t->cpus[i].machine = kt_merge_file(dt->merge, i)->machine;
+	}
 	return t;
 }
 
@@ -832,6 +841,7 @@ static void pb_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_ev
 	uint64_t lost;
 	size_t te;
 
+	t->machine = 0;
 	if (!t->clock_out) {
 		put_clocks(t, o, dt, e);
 		/* the user streams' threads, named by their headers */
@@ -843,6 +853,7 @@ static void pb_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_ev
 					      strnlen(u->comm, sizeof(u->comm)));
 		}
 	}
+	t->machine = c->machine;
 	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
 		if (h->cpu >= 0) {
 			/* a bundle for each: one after another, or the CPU's last */

@@ -118,6 +118,13 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	const struct dtrace_file *df = &dt->files[e->file];
 	char *p = out_reserve(o);
 
+	if (df->machine) {	/* several machines: whose it is, first */
+		unsigned int width = machines_width(dt);
+
+		memcpy(p, df->machine, df->machine_len);
+		memset(p + df->machine_len, ' ', width + 1 - df->machine_len);
+		p += width + 1;
+	}
 	memcpy(p, df->cpu, sizeof(df->cpu));	/* whole: a constant-size copy */
 	p += df->cpu_len;
 	*p++ = ' ';

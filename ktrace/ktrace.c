@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ktevents.h"
+#include "ktnet.h"
 #include "ktrace.h"
 #include "opts.h"
 #include "probe.h"
@@ -23,6 +24,12 @@
 #define CPU_NR_MAX	8192	/* the kernel's largest NR_CPUS */
 #define OPT_FLIGHT	256	/* --flight: long only */
 #define OPT_DEBUG_DIR	257	/* --debug-dir: long only */
+#define OPT_SEND	258	/* --send and the rest: long only */
+#define OPT_LISTEN	259
+#define OPT_SPOOL	260
+#define OPT_SPOOL_SIZE	261
+#define OPT_NAME	262
+#define OPT_SEND_WAIT	263
 
 /* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
 static const struct kt_option options[] = {
@@ -38,7 +45,8 @@ static const struct kt_option options[] = {
 	  "drain every MS ms (default 100), sooner when a\n"
 	  "buffer is a quarter full" },
 	{ "output",   required_argument, 'o', "BASE",
-	  "trace file base name (default trace)" },
+	  "trace file base name (default trace); with\n"
+	  "--listen the directory (default .)" },
 	{ "list",     no_argument,       'l', NULL,
 	  "list the groups and their events" },
 	{ "duration", required_argument, 'd', "SECONDS",
@@ -62,6 +70,24 @@ static const struct kt_option options[] = {
 	{ "pid",      required_argument, 'p', "PID",
 	  "probes only in process PID (repeatable; default:\n"
 	  "the COMMAND and its children, else every process)" },
+	{ "send",     required_argument, OPT_SEND, "HOST:PORT",
+	  "stream the recording to a collector (ktrace\n"
+	  "--listen) over TCP instead of writing files" },
+	{ "spool",    required_argument, OPT_SPOOL, "DIR",
+	  "--send: keep unacknowledged frames in DIR\n"
+	  "(default: a temporary directory)" },
+	{ "spool-size", required_argument, OPT_SPOOL_SIZE, "BYTES",
+	  "--send: at most BYTES (K, M, G) in the spool;\n"
+	  "more is dropped and counted lost (default 256M)" },
+	{ "name",     required_argument, OPT_NAME, "NAME",
+	  "--send: the machine's name, its directory at\n"
+	  "the collector (default: the hostname)" },
+	{ "send-wait", required_argument, OPT_SEND_WAIT, "SECONDS",
+	  "--send: at the end, wait this long for the\n"
+	  "collector to acknowledge everything (default 30)" },
+	{ "listen",   required_argument, OPT_LISTEN, "[ADDR:]PORT",
+	  "be the collector: receive --send streams into\n"
+	  "-o DIR/NAME/trace.cpuN, one directory a machine" },
 	{ "quiet",    no_argument,       'q', NULL,
 	  "print errors only" },
 	{ "verbose",  no_argument,       'v', NULL,
@@ -82,6 +108,25 @@ static void usage(FILE *f)
 		 "given with -e holds for the recording only.  Without them it sets -e/-b.\n"
 		 "--flight keeps recording in memory and writes a snapshot on SIGUSR1.\n",
 		 "Environment: KTRACE_DEV names the device (default /dev/ktrace).\n");
+}
+
+/* --spool-size: a number of bytes with an optional K, M or G. */
+static uint64_t parse_size(const char *arg)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		n <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		n <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		n <<= 30, end++;
+	if (!isdigit((unsigned char)*arg) || *end || errno || n < (64u << 10) || n > (1ull << 44))
+		kt_usage_error("--spool-size %s: not a size from 64K to 16T", arg);
+	return n;
 }
 
 static unsigned long parse_number(int opt, const char *arg, unsigned long min,
@@ -189,10 +234,11 @@ static void show_status(int ctl, const struct ktrace_info *info)
 int main(int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, true);	/* a command follows */
-	struct ktrace_opts o = { .output = "trace", .wait_ms = 100 };
+	struct ktrace_opts o = { .output = "trace", .wait_ms = 100, .spool_size = 256u << 20,
+				 .send_wait = 30 };
 	const char **cpu_args = xcalloc(argc, sizeof(*cpu_args));
 	unsigned int nr_cpu_args = 0;
-	bool list = false, recording;
+	bool list = false, recording, output_given = false;
 	struct ktrace_info info;
 	uint32_t mask = 0;
 	int ctl, ret = 0, c;
@@ -228,6 +274,7 @@ int main(int argc, char **argv)
 			if (!*optarg)
 				kt_usage_error("-o: empty file name");
 			o.output = optarg;
+			output_given = true;
 			break;
 		case 'l':
 			list = true;
@@ -262,6 +309,35 @@ int main(int argc, char **argv)
 			probes.pids[probes.nr_pids++] = parse_number('p', optarg, 1, 0x7fffffff,
 								     "a process id");
 			break;
+		case OPT_SEND:
+			o.send = optarg;
+			break;
+		case OPT_LISTEN:
+			o.listen = optarg;
+			break;
+		case OPT_SPOOL:
+			if (!*optarg)
+				kt_usage_error("--spool: empty directory name");
+			o.spool = optarg;
+			break;
+		case OPT_SPOOL_SIZE:
+			o.spool_size = parse_size(optarg);
+			break;
+		case OPT_NAME:
+			if (!ktnet_name_ok(optarg))
+				kt_usage_error("--name %s: a machine name is 1-63 of A-Z a-z 0-9 . _ - "
+					       "(not . first)", optarg);
+			o.name = optarg;
+			break;
+		case OPT_SEND_WAIT: {
+			char *end;
+
+			o.send_wait = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(o.send_wait) || o.send_wait < 0 ||
+			    o.send_wait > 1e6)
+				kt_usage_error("--send-wait %s: not a number of seconds", optarg);
+			break;
+		}
 		case 'q':
 			verbose = -1;
 			break;
@@ -284,6 +360,20 @@ int main(int argc, char **argv)
 	}
 	if (list_probes)
 		return probe_list(list_probes, probes.debug_dir, stdout);
+	if (o.listen) {
+		if (o.send || o.command || nr_cpu_args || o.events || o.flight || nr_probe_specs)
+			kt_usage_error("--listen: the collector records nothing itself "
+				       "(no --send, -e, -c, --flight, -P or command)");
+		if (!output_given)
+			o.output = ".";
+		return collect(&o);
+	}
+	if ((o.spool || o.name) && !o.send)
+		kt_usage_error("--spool, --spool-size, --name: only with --send");
+	if (o.send && output_given)
+		kt_usage_error("-o: not with --send (the collector names the files)");
+	if (o.send && o.flight)
+		kt_usage_error("--send: not with --flight (its snapshots are files)");
 	if (probes.nr_pids && !nr_probe_specs)
 		kt_usage_error("-p: only with -P (the processes to probe)");
 	if (probes.nr_pids && o.command)
@@ -295,7 +385,7 @@ int main(int argc, char **argv)
 		die("-P: %u probes; the kernel has ids for %d", probes.nr, KTRACE_PROBE_MAX_ID);
 	if (probes.nr)
 		o.probes = &probes;
-	recording = nr_cpu_args || o.duration || o.command || o.flight || probes.nr;
+	recording = nr_cpu_args || o.duration || o.command || o.flight || probes.nr || o.send;
 	if (!recording && !o.events && !o.status && !o.buf_records)
 		kt_usage_error("nothing to do: give -e, -s, -b, -c, -d or a command");
 

@@ -13,6 +13,7 @@
 #include <linux/ktrace.h>
 
 struct probe_set;
+struct ktfile_header;
 
 /* What the command line asked for. */
 struct ktrace_opts {
@@ -28,6 +29,12 @@ struct ktrace_opts {
 	unsigned int nr_cpus;	/* = nr_cpu_ids of the kernel */
 	char **command;		/* after --, NULL if none */
 	struct probe_set *probes;	/* -P, resolved; NULL if none */
+	const char *send;	/* --send HOST:PORT: stream to a collector, no files */
+	const char *spool;	/* --spool DIR, NULL: a temporary one */
+	uint64_t spool_size;	/* --spool-size in bytes */
+	double send_wait;	/* --send-wait: seconds to wait for the acks at the end */
+	const char *name;	/* --name: the machine's name for the collector */
+	const char *listen;	/* --listen [ADDR:]PORT: be the collector */
 };
 
 /* The control file: /dev/ktrace opened once for the ioctls (dev.c). */
@@ -110,5 +117,24 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
  */
 int flight(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 	   bool set_mask, uint32_t mask);
+
+/*
+ * send.c: --send.  sender_open() before tracing starts (the files' header
+ * @tmpl, the CPUs' streams); sender_base() is where BASE.kallsyms and the
+ * like go to be sent; sender_put() from a CPU's thread (its index) never
+ * waits for the network; sender_finish() waits for the acknowledgements,
+ * @wait s at most: 0, or -1 if some records were not delivered (said).
+ */
+struct sender;
+struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_header *tmpl,
+			   const unsigned int *cpus, unsigned int nr);
+const char *sender_base(struct sender *s);
+void sender_start(struct sender *s);
+void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *recs,
+		size_t nr);
+int sender_finish(struct sender *s, double wait);
+
+/* collect.c: --listen, the collector: runs until SIGINT/SIGTERM; the exit status. */
+int collect(const struct ktrace_opts *o);
 
 #endif /* KTRACE_KTRACE_H */

@@ -40,6 +40,9 @@
  * kernel's counts are told of by a lost marker at the end of the file, in
  * place of the file's last event if even that does not fit (mark_lost()).
  *
+ * --send (send.c) hands the records to a collector instead of the files:
+ * the same drain, the same counts and the same last lost marker, sent.
+ *
  * --flight (flight.c) reads nothing while tracing and writes snapshots of
  * the kernel's overwrite-mode buffers instead.  session.c has what both
  * do around their files (signals, the command, the stop sequence),
@@ -73,6 +76,7 @@
  */
 struct cpu_rec {
 	struct recorder *r;
+	unsigned int idx;		/* in recorder.cpus: its stream with --send */
 	unsigned int cpu;
 	int fd;				/* attached to cpu; -1 once given up */
 	char *path;
@@ -99,7 +103,21 @@ struct recorder {
 	bool failed;			/* a read or write error: exit 1 (atomic) */
 	bool lost_hint;			/* said how to lose fewer records (atomic) */
 	bool rt_warned;			/* said it cannot run SCHED_FIFO (atomic) */
+	struct sender *send;		/* --send: frames to a collector, no files */
 };
+
+/*
+ * Append to the CPU's file, or with --send hand to the sender, which never
+ * refuses: what its spool cannot keep it counts in a lost marker itself.
+ */
+static int stream_append(struct cpu_rec *c, const struct ktrace_record *recs, size_t nr)
+{
+	if (!c->r->send)
+		return ktfile_append(&c->file, recs, nr);
+	sender_put(c->r->send, c->idx, recs, nr);
+	c->file.records += nr;
+	return 0;
+}
 
 static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 {
@@ -205,7 +223,7 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 		if (!c->write_failed) {
 			uint64_t before = c->file.records;
 
-			ret = ktfile_append(&c->file, c->buf, nr);
+			ret = stream_append(c, c->buf, nr);
 			count_records(c, c->buf, nr, c->file.records - before);
 			if (ret < 0) {
 				pr_err("%s: %s; the file keeps its first %llu records (%llu bytes), "
@@ -278,13 +296,13 @@ static void mark_lost(struct recorder *r, struct cpu_rec *c)
 	struct ktrace_record m = { .event = KTRACE_META_LOST };
 	int ret = -ENOSPC;
 
-	if (owed <= c->markers || c->file.fd < 0)
+	if (owed <= c->markers || (c->file.fd < 0 && !r->send))
 		return;
 	owed -= c->markers;
 	m.tsc = c->nr_last ? c->last[c->nr_last - 1].tsc : 0;
 	m.arg1 = (uint32_t)owed;
 	m.arg2 = (uint32_t)(owed >> 32);
-	if (!c->write_failed && (ret = ktfile_append(&c->file, &m, 1)) == 0) {
+	if (!c->write_failed && (ret = stream_append(c, &m, 1)) == 0) {
 		c->markers += owed;
 		return;
 	}
@@ -437,9 +455,10 @@ static void summary(struct recorder *r, double seconds)
 
 		if (c->markers > c_lost)
 			c_lost = c->markers;
-		pr_info("cpu %u: %llu records, %llu lost, %llu bytes in %s", c->cpu,
+		pr_info("cpu %u: %llu records, %llu lost, %llu bytes %s %s", c->cpu,
 			(unsigned long long)c->file.records, (unsigned long long)c_lost,
-			(unsigned long long)ktfile_bytes(&c->file), c->path);
+			(unsigned long long)ktfile_bytes(&c->file), r->send ? "to" : "in",
+			r->send ? r->o->send : c->path);
 		records += c->file.records;
 		lost += c_lost;
 		bytes += ktfile_bytes(&c->file);
@@ -449,9 +468,11 @@ static void summary(struct recorder *r, double seconds)
 		(unsigned long long)lost, (unsigned long long)bytes);
 }
 
-int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
+int record(const struct ktrace_opts *given, int ctl, const struct ktrace_info *info,
 	   bool set_mask, uint32_t mask)
 {
+	struct ktrace_opts send_opts = *given;	/* --send: BASE in the spool */
+	const struct ktrace_opts *o = given;
 	struct recorder r = { .o = o, .ctl = ctl, .stop_fd = -1 };
 	uint32_t recorded_mask;
 
@@ -475,6 +496,8 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		die("no online CPU to record");
 	for (unsigned int i = 0; i < r.nr; i++) {
 		r.cpus[i].r = &r;
+		r.cpus[i].idx = i;
+		r.cpus[i].file.fd = -1;
 		r.cpus[i].buf = xmalloc(CHUNK_RECORDS * sizeof(struct ktrace_record));
 	}
 
@@ -483,7 +506,19 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		attach_cpu(&r, &r.cpus[i]);
 	ktfile_header_init(&tmpl, 0, info->tsc_khz * 1000,
 			   info->flags & KTRACE_INFO_TSC_INVARIANT, recorded_mask);
-	create_files(&r, &tmpl);
+	if (o->send) {
+		unsigned int *ids = xcalloc(r.nr, sizeof(*ids));
+
+		for (unsigned int i = 0; i < r.nr; i++)
+			ids[i] = r.cpus[i].cpu;
+		r.send = sender_open(o, &tmpl, ids, r.nr);
+		free(ids);
+		send_opts.output = sender_base(r.send);
+		o = r.o = s.o = &send_opts;
+		sender_start(r.send);
+	} else {
+		create_files(&r, &tmpl);
+	}
 	save_proc_copies(o->output);
 	if (!recorded_mask)
 		pr_warn("tracing is off (mask 0): nothing will be recorded until a mask is set");
@@ -492,8 +527,9 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 		dev_session_mask(ctl, o->dev, mask);
 	if (recorded_mask)
 		dev_name_tasks(ctl, o->dev);
-	pr_info("recording %u CPU%s into %s.cpu*%s", r.nr, r.nr == 1 ? "" : "s",
-		o->output, o->command || o->duration ? "" : "; ^C stops");
+	pr_info("recording %u CPU%s %s %s%s%s", r.nr, r.nr == 1 ? "" : "s",
+		r.send ? "to" : "into", r.send ? o->send : o->output, r.send ? "" : ".cpu*",
+		o->command || o->duration ? "" : "; ^C stops");
 	if (!session_run(&s))
 		r.failed = true;
 
@@ -522,6 +558,8 @@ int record(const struct ktrace_opts *o, int ctl, const struct ktrace_info *info,
 			r.failed = true;
 		}
 	}
+	if (r.send && sender_finish(r.send, o->send_wait) < 0)
+		r.failed = true;
 	summary(&r, now() - s.start);
 	ret = session_end(&s, r.failed);
 

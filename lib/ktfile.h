@@ -156,6 +156,7 @@ struct ktfile_event {
  * @torn:    bytes left out at the end, a torn tail: a record cut short or
  *           an event cut inside its continuation records (a warning)
  * @index:   free for the caller (the merge: position in its file list)
+ * @machine: the merge: the machine the file is of (kt_merge_open_opts())
  * @ev:      the event the last ktfile_next() returned
  * The rest is private to ktfile_read.c.
  */
@@ -168,6 +169,7 @@ struct ktfile_reader {
 	uint64_t bad_offset;
 	uint64_t torn;
 	unsigned int index;
+	unsigned int machine;
 	struct ktfile_event ev;
 
 	int fd;
@@ -181,6 +183,9 @@ struct ktfile_reader {
 	uint64_t last_tsc;
 	uint64_t tsc_hz;		/* the rate ktfile_ns() converts with */
 	uint64_t ns_int, ns_frac;	/* ns per TSC tick: integer and 64-bit fraction */
+	bool mapped;			/* ktfile_set_tsc_map() */
+	uint64_t map_from, map_to;
+	double map_scale;
 	struct ktrace_record *buf;
 };
 
@@ -214,6 +219,14 @@ void ktfile_swap_record(struct ktrace_record *rec);
  * converts every file with one rate (merge.h).
  */
 void ktfile_set_tsc_hz(struct ktfile_reader *r, uint64_t hz);
+
+/*
+ * Events' time stamps on another clock: map_to + (tsc - map_from) * scale,
+ * 0 below 0 (the time stamps of several machines on one timeline).  The
+ * records' order is still checked on the file's own.
+ */
+void ktfile_set_tsc_map(struct ktfile_reader *r, uint64_t from, uint64_t to, double scale);
+uint64_t ktfile_map_tsc(const struct ktfile_reader *r, uint64_t tsc);
 
 /* Nanoseconds in @ticks of this file's TSC (at r->tsc_hz). */
 static inline uint64_t ktfile_ns(const struct ktfile_reader *r, uint64_t ticks)

@@ -203,6 +203,22 @@ void ktfile_set_tsc_hz(struct ktfile_reader *r, uint64_t hz)
 	r->ns_frac = frac / hz;
 }
 
+void ktfile_set_tsc_map(struct ktfile_reader *r, uint64_t from, uint64_t to, double scale)
+{
+	r->mapped = true;
+	r->map_from = from;
+	r->map_to = to;
+	r->map_scale = scale;
+}
+
+uint64_t ktfile_map_tsc(const struct ktfile_reader *r, uint64_t tsc)
+{
+	double t = (double)r->map_to + ((double)(int64_t)(tsc - r->map_from)) * r->map_scale;
+
+	/* before the common clock's zero: 0 (a stream's order stays) */
+	return t <= 0 ? 0 : (uint64_t)t;
+}
+
 struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flags)
 {
 	struct ktfile_reader *r = xcalloc(1, sizeof(*r));
@@ -337,7 +353,7 @@ int ktfile_next(struct ktfile_reader *r)
 	ev->offset = offset_of(r, r->pos - 1);
 	if (rec->event & KTRACE_EVT_CONT)
 		return bad(r, ev->offset, "continuation record not following an event");
-	ev->tsc = rec->tsc;
+	ev->tsc = r->mapped ? ktfile_map_tsc(r, rec->tsc) : rec->tsc;
 	ev->code = rec->event;
 	ev->tid = rec->tid;
 	ev->args[0] = rec->arg1;

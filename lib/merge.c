@@ -90,7 +90,7 @@ static bool same_origin(struct ktfile_reader *f, struct ktfile_reader *first,
  * with its own would move events against each other by the difference,
  * 200 us a minute at 3 ppm.  More than 1 ppm apart is worth a warning.
  */
-static void one_clock(struct kt_merge *m)
+static void one_clock(struct kt_merge *m, uint64_t common_hz)
 {
 	struct ktfile_reader *ref = m->nr_files ? m->files[0] : NULL, *worst = NULL;
 	unsigned __int128 worst_diff = 0;
@@ -102,7 +102,9 @@ static void one_clock(struct kt_merge *m)
 			break;
 		}
 	}
-	for (unsigned int i = 0; i < m->nr_files; i++) {
+	for (unsigned int i = 0; common_hz && i < m->nr_files; i++)
+		ktfile_set_tsc_hz(m->files[i], common_hz);
+	for (unsigned int i = 0; !common_hz && i < m->nr_files; i++) {
 		struct ktfile_reader *f = m->files[i];
 		uint64_t a = f->hdr.tsc_hz, b = ref->hdr.tsc_hz;
 		unsigned __int128 diff = a > b ? a - b : b - a;
@@ -135,6 +137,12 @@ static void one_clock(struct kt_merge *m)
 struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
 			       unsigned int flags)
 {
+	return kt_merge_open_machines(paths, nr, flags, NULL);
+}
+
+struct kt_merge *kt_merge_open_machines(char *const *paths, unsigned int nr,
+					unsigned int flags, const struct kt_merge_machines *mm)
+{
 	struct kt_merge *m = xcalloc(1, sizeof(*m));
 
 	m->files = xcalloc(nr, sizeof(*m->files));
@@ -150,11 +158,20 @@ struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
 			goto fail;
 		}
 		f->index = m->nr_files;
+		f->machine = mm ? mm->machine[i] : 0;
 		m->files[m->nr_files++] = f;
-		if (!same_origin(f, m->files[0], flags))
-			goto fail;
+		/* within a machine: the first file of its machine */
+		for (unsigned int k = 0; k < m->nr_files; k++) {
+			if (m->files[k]->machine != f->machine)
+				continue;
+			if (!same_origin(f, m->files[k], flags))
+				goto fail;
+			break;
+		}
+		if (mm)
+			mm->align(mm->ctx, f);
 	}
-	one_clock(m);
+	one_clock(m, mm ? mm->tsc_hz : 0);
 	for (unsigned int i = 0; i < m->nr_files; i++) {
 		int ret = ktfile_next(m->files[i]);
 

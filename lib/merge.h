@@ -37,6 +37,23 @@ struct kt_merge *kt_merge_open(char *const *paths, unsigned int nr,
 			       unsigned int flags);
 
 /*
+ * Files of several machines (dtrace/machines.c): @machine[i] is the
+ * machine of paths[i] (the readers' ->machine); files are checked to
+ * belong together within a machine only; @align, called for each file
+ * opened, puts its time stamps on the common clock (ktfile_set_tsc_map()),
+ * whose rate @tsc_hz every file is converted with.
+ */
+struct kt_merge_machines {
+	const unsigned int *machine;
+	void (*align)(void *ctx, struct ktfile_reader *f);
+	void *ctx;
+	uint64_t tsc_hz;
+};
+
+struct kt_merge *kt_merge_open_machines(char *const *paths, unsigned int nr,
+					unsigned int flags, const struct kt_merge_machines *mm);
+
+/*
  * The reader whose event (its ->ev) is next in time; valid until the next
  * call.  NULL at the end of all the files.  A bad record ends its file
  * only (the reader prints where and what; kt_merge_failed() is true from

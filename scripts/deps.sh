@@ -10,8 +10,8 @@ pkgs=(
 	linux-source-6.1 linux-source-6.12 sparse
 	# the test VM
 	qemu-system-x86 busybox-static
-	# symbols, graphs and the tracers we compare with or read our output
-	libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools protobuf-compiler
+	# --send/--listen frames (zstd); symbols, graphs and the tracers we compare with or read our output
+	libzstd-dev libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools protobuf-compiler
 	liblttng-ust-dev trace-cmd
 	# libFuzzer
 	clang libclang-rt-dev

@@ -27,7 +27,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   83-user-spawn 85-dtrace-names-one-pass 87-dtrace-call-filters 88-user-record-filters \
 		   77-dtrace-probes 99-dtrace-probe-latency 97-probe-eval 98-probe-debsrc \
 		   95-user-uftrace-suite 96-user-threads-debsrc
-HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb
+HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb 105-collect-faults
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
 check-quick: tools ## the host tests but HOST_SLOW_TESTS (under 2 minutes), "N passed, N failed"
@@ -62,6 +62,11 @@ $(O)/vm/tests/probe-target: tests/vm/probe-target.c
 $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -std=gnu11 -Iinclude/uapi -shared -fPIC -pthread -o $@ $< -ldl
+
+# Causally linked packets between two network namespaces (106-dtrace-machines).
+$(O)/tests/ktnet-pingpong: tests/host/ktnet-pingpong.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -std=gnu11 -Wall -o $@ $<
 
 # The probe tests' evaluator of fetch programs (ptrace) and their C++
 # program (tests/host/97-probe-eval.sh, 98-probe-debsrc.sh).

@@ -39,6 +39,10 @@
  *                   binary the fd names (tests/probe/probe-eval.c runs them)
  *   KTFAKE_PROBE_ERR  an errno number PROBE_ADD fails with
  *   KTFAKE_PROBE_IDS  ids the fake has (255): ENOSPC after them
+ *   KTFAKE_MARKS    file of lines "TSC ARG1 ARG2" (ktnet-pingpong.c writes
+ *                   them) that CPU 0 reads out as user:mark records, the
+ *                   real TSC's time stamps: with it the fake's TSC rate is
+ *                   the real one, measured (give KTFAKE_RATE=0 too)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -56,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/ktrace.h>
+#include <x86intrin.h>
 
 #define MAX_CPUS	64
 #define MAX_FDS		1024
@@ -76,6 +81,8 @@ static double on_since;		/* when the mask was set, 0 while off */
 static unsigned int nr_cpus = 4;
 static int offline_cpu = -1, busy_cpu = -1, busy_tries = -1;
 static double rate = 1000;
+static FILE *marks;		/* KTFAKE_MARKS */
+static uint64_t marks_read, tsc_khz = 1000000;	/* "tsc" counts ns unless marks */
 static bool loaded, overwrite;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -109,6 +116,14 @@ static void load(void)
 	busy_cpu = env_int("KTFAKE_BUSY", -1);
 	busy_tries = env_int("KTFAKE_BUSY_TRIES", -1);
 	rate = env_int("KTFAKE_RATE", 1000);
+	if (getenv("KTFAKE_MARKS") && (marks = fopen(getenv("KTFAKE_MARKS"), "a+"))) {
+		struct timespec nap = { 0, 20 * 1000 * 1000 };
+		double t0 = now();
+		uint64_t c0 = __rdtsc();
+
+		nanosleep(&nap, NULL);
+		tsc_khz = (uint64_t)((__rdtsc() - c0) / (now() - t0) / 1000);
+	}
 	if (state && (f = fopen(state, "r"))) {
 		int ow = 0;
 
@@ -174,7 +189,7 @@ static __attribute__((destructor)) void dump_stats(void)
 	if (!f)
 		return;
 	for (unsigned int n = 0; n < nr_cpus; n++)
-		fprintf(f, "%u %llu %llu\n", n, (unsigned long long)cpus[n].written,
+		fprintf(f, "%u %llu %llu\n", n, (unsigned long long)cpus[n].written + (n ? 0 : marks_read),
 			(unsigned long long)cpus[n].lost);
 	fclose(f);
 }
@@ -368,7 +383,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		info->record_size = sizeof(struct ktrace_record);
 		info->nr_cpu_ids = nr_cpus;
 		info->flags = KTRACE_INFO_TSC_INVARIANT | (overwrite ? KTRACE_INFO_OVERWRITE : 0);
-		info->tsc_khz = 1000000;	/* "tsc" below counts ns */
+		info->tsc_khz = tsc_khz;
 		info->mask = mask;
 		info->buf_records = buf_records;
 		return 0;
@@ -499,6 +514,22 @@ static ssize_t fake_read(int fd, struct ktrace_record *rec, size_t n)
 		return fail(EINVAL);
 	c = &cpus[fake(fd) - 2];
 	produce(c);
+	/* KTFAKE_MARKS: the lines written since, as CPU 0's records */
+	while (marks && c == &cpus[0] && mask && got < max) {
+		unsigned long long tsc;
+		unsigned int a1, a2;
+		long pos = ftell(marks);
+		char line[128];
+
+		if (!fgets(line, sizeof(line), marks) || !strchr(line, '\n') ||
+		    sscanf(line, "%llu %u %u", &tsc, &a1, &a2) != 3) {
+			fseek(marks, pos, SEEK_SET);	/* a line half written: later */
+			break;
+		}
+		rec[got++] = (struct ktrace_record){ .tsc = tsc, .event = KTRACE_user_mark,
+						     .tid = 1, .arg1 = a1, .arg2 = a2 };
+		marks_read++;
+	}
 	/* "tsc" counts ns at the rate; lost records took their time too */
 	while (got < max && c->read + c->overwritten < c->written) {
 		uint64_t i = c->read + c->overwritten;	/* in the stream */

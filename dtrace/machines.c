@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * machines: the traces of several machines on one timeline.
+ *
+ * A machine directory is what `ktrace --listen` writes for each sender,
+ * DIR/NAME (trace.cpuN, trace.kallsyms, ..., trace.clock); a collector's
+ * DIR holds one per machine.  Given such directories, dtrace merges all
+ * their files, names each event's machine in a column before the CPU and
+ * keeps --machine's alone.
+ *
+ * The common clock is the collector's CLOCK_MONOTONIC, in ns.  trace.clock
+ * has the sender's clock probes, one line "t1 t2 t3 t4" each: t1 the
+ * sender sent it, t2 the collector got it, t3 answered, t4 the sender got
+ * the answer.  Each says the offset (collector minus sender) is
+ * ((t2 - t1) + (t3 - t4)) / 2, give or take half its round trip
+ * (t4 - t1) - (t3 - t2).  Of every 8 probes in a row the one with the
+ * shortest round trip is kept (a delayed one says little), and a line
+ * through the kept ones gives the offset at any time and the drift.  The
+ * error bound reported is the largest distance, over the kept probes, of
+ * the line from the far end of the probe's interval: how far the line may
+ * be from the truth where it was measured.  A machine's TSC becomes its
+ * CLOCK_MONOTONIC through its files' headers (ref_tsc, ref_mono_ns,
+ * tsc_hz), then the collector's through the line.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dtrace.h"
+#include "util.h"
+
+#define KTNET_NAME_MAX_COLUMN	64	/* ktrace's machine names are shorter */
+#define PROBE_WINDOW	8	/* probes of which the shortest round trip is kept */
+
+struct machine {
+	char *name;		/* the directory's name */
+	char *dir;
+	unsigned int nr_files;
+	unsigned int probes, kept;	/* in trace.clock; kept by the filter */
+	double mid;		/* the line: offset(m) = offset + drift * (m - mid) */
+	double offset, drift;
+	double bound;		/* ns */
+	double min_rtt;
+};
+
+struct machines {
+	struct machine *m;
+	unsigned int nr;
+	unsigned int *of_trace;	/* the machine of each trace given to the merge */
+	const char *only;	/* --machine */
+	unsigned int width;	/* of the column */
+};
+
+struct clock_probe {
+	double m, offset, rtt;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct clock_probe *x = a, *y = b;
+
+	return (x->m > y->m) - (x->m < y->m);
+}
+
+static void fit_clock(struct machine *mc)
+{
+	char *path = xmalloc(strlen(mc->dir) + 16);
+	struct clock_probe *p = NULL, *kept;
+	unsigned int n = 0, alloc = 0, k = 0;
+	double sm = 0, so = 0, smm = 0, smo = 0;
+	uint64_t t1, t2, t3, t4;
+	FILE *f;
+
+	sprintf(path, "%s/trace.clock", mc->dir);
+	f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return;
+	while (fscanf(f, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &t1, &t2, &t3, &t4) == 4) {
+		if (t4 < t1 || t3 < t2 || t4 - t1 < t3 - t2)
+			continue;	/* no probe of a real exchange */
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			p = xrealloc(p, alloc * sizeof(*p));
+		}
+		p[n++] = (struct clock_probe){
+			.m = ((double)t1 + (double)t4) / 2,
+			.offset = (((double)t2 - (double)t1) + ((double)t3 - (double)t4)) / 2,
+			.rtt = (double)(t4 - t1) - (double)(t3 - t2),
+		};
+	}
+	fclose(f);
+	mc->probes = n;
+	if (!n) {
+		free(p);
+		return;
+	}
+	qsort(p, n, sizeof(*p), by_time);
+	kept = xcalloc(n, sizeof(*kept));
+	mc->min_rtt = INFINITY;
+	for (unsigned int i = 0; i < n; i += PROBE_WINDOW) {
+		struct clock_probe *best = &p[i];
+
+		for (unsigned int j = i; j < n && j < i + PROBE_WINDOW; j++)
+			if (p[j].rtt < best->rtt)
+				best = &p[j];
+		kept[k++] = *best;
+		if (best->rtt < mc->min_rtt)
+			mc->min_rtt = best->rtt;
+	}
+	for (unsigned int i = 0; i < k; i++)
+		sm += kept[i].m;
+	mc->mid = sm / k;
+	for (unsigned int i = 0; i < k; i++) {
+		double dm = kept[i].m - mc->mid;
+
+		so += kept[i].offset;
+		smm += dm * dm;
+		smo += dm * kept[i].offset;
+	}
+	mc->offset = so / k;
+	/* a drift needs probes a second apart at least */
+	mc->drift = k >= 2 && smm > 1e18 / k ? smo / smm : 0;
+	for (unsigned int i = 0; i < k; i++) {
+		double line = mc->offset + mc->drift * (kept[i].m - mc->mid);
+		double d = fabs(line - kept[i].offset) + kept[i].rtt / 2;
+
+		if (d > mc->bound)
+			mc->bound = d;
+	}
+	mc->kept = k;
+	free(kept);
+	free(p);
+}
+
+/* A directory ktrace --listen made for a machine: it has .session. */
+static bool is_machine_dir(const char *dir)
+{
+	char *p = xmalloc(strlen(dir) + 16);
+	struct stat st;
+	bool yes;
+
+	sprintf(p, "%s/.session", dir);
+	yes = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+	free(p);
+	return yes;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int no_dot(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+static void add_machine(struct machines *ms, const char *dir)
+{
+	const char *slash;
+	size_t len = strlen(dir);
+	struct machine *mc;
+
+	ms->m = xrealloc(ms->m, (ms->nr + 1) * sizeof(*ms->m));
+	mc = &ms->m[ms->nr++];
+	memset(mc, 0, sizeof(*mc));
+	mc->dir = xstrdup(dir);
+	while (len > 1 && mc->dir[len - 1] == '/')
+		mc->dir[--len] = '\0';
+	slash = strrchr(mc->dir, '/');
+	mc->name = xstrdup(slash ? slash + 1 : mc->dir);
+	/* the column has room for the longest name the collector makes */
+	if (strlen(mc->name) >= KTNET_NAME_MAX_COLUMN)
+		mc->name[KTNET_NAME_MAX_COLUMN - 1] = '\0';
+	if (strlen(mc->name) > ms->width)
+		ms->width = strlen(mc->name);
+	fit_clock(mc);
+}
+
+char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out)
+{
+	struct machines *ms;
+	char **out = NULL;
+	int n = 0;
+	bool any = false;
+
+	for (int i = 0; i < nr && !any; i++)
+		any = is_dir(args[i]) && is_machine_dir(args[i]);
+	for (int i = 0; i < nr && !any; i++) {
+		struct dirent **names;
+		int k = is_dir(args[i]) ? scandir(args[i], &names, no_dot, alphasort) : -1;
+
+		for (int j = 0; j < k; j++) {
+			char *sub = xmalloc(strlen(args[i]) + strlen(names[j]->d_name) + 2);
+
+			sprintf(sub, "%s/%s", args[i], names[j]->d_name);
+			any |= is_dir(sub) && is_machine_dir(sub);
+			free(sub);
+			free(names[j]);
+		}
+		if (k >= 0)
+			free(names);
+	}
+	if (!any)
+		return NULL;
+
+	ms = xcalloc(1, sizeof(*ms));
+	ms->only = dt->only_machine;
+	dt->machines = ms;
+	for (int i = 0; i < nr; i++) {
+		struct dirent **names;
+		int k;
+
+		if (!is_dir(args[i]))
+			die("%s: not a machine directory: with machines (ktrace --listen's "
+			    "directories) give directories only", args[i]);
+		/* a collector's directory: each machine in it */
+		if (!is_machine_dir(args[i])) {
+			k = scandir(args[i], &names, no_dot, alphasort);
+			if (k < 0)
+				die("%s: %s", args[i], strerror(errno));
+			for (int j = 0; j < k; j++) {
+				char *sub = xmalloc(strlen(args[i]) + strlen(names[j]->d_name) + 2);
+
+				sprintf(sub, "%s/%s", args[i], names[j]->d_name);
+				if (is_dir(sub) && is_machine_dir(sub))
+					add_machine(ms, sub);
+				free(sub);
+				free(names[j]);
+			}
+			free(names);
+			continue;
+		}
+		add_machine(ms, args[i]);
+	}
+	for (unsigned int i = 0; i < ms->nr; i++) {
+		struct dirent **names;
+		int k = scandir(ms->m[i].dir, &names, no_dot, alphasort);
+
+		if (k < 0)
+			die("%s: %s", ms->m[i].dir, strerror(errno));
+		out = xrealloc(out, (n + k + 1) * sizeof(*out));
+		for (int j = 0; j < k; j++) {
+			/* the clock probes are read here, not a trace file */
+			if (strcmp(names[j]->d_name, "trace.clock")) {
+				out[n] = xmalloc(strlen(ms->m[i].dir) + strlen(names[j]->d_name) + 2);
+				sprintf(out[n++], "%s/%s", ms->m[i].dir, names[j]->d_name);
+			}
+			free(names[j]);
+		}
+		free(names);
+	}
+	if (ms->only) {
+		bool found = false;
+
+		for (unsigned int i = 0; i < ms->nr; i++)
+			found |= !strcmp(ms->m[i].name, ms->only);
+		if (!found)
+			die("--machine %s: no such machine among the directories given", ms->only);
+	}
+	*nr_out = n;
+	return out;
+}
+
+/* The machine of trace file @path: the one whose directory holds it. */
+static unsigned int machine_of(const struct machines *ms, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+
+	for (unsigned int i = 0; i < ms->nr; i++)
+		if (strlen(ms->m[i].dir) == len && !strncmp(ms->m[i].dir, path, len))
+			return i;
+	return 0;
+}
+
+static void align(void *ctx, struct ktfile_reader *f)
+{
+	struct machine *mc = &((struct machines *)ctx)->m[f->machine];
+	const struct ktfile_header *h = &f->hdr;
+	double mono = (double)h->ref_mono_ns;
+	double at = mono + mc->offset + mc->drift * (mono - mc->mid);
+
+	if (!h->tsc_hz)
+		return;		/* the merge says what is wrong with it */
+	mc->nr_files++;
+	ktfile_set_tsc_map(f, h->ref_tsc, at < 0 ? 0 : (uint64_t)at,
+			   1e9 / (double)h->tsc_hz * (1 + mc->drift));
+	/* --absolute: the machine's own wall clock at its reference */
+	f->hdr.ref_tsc = at < 0 ? 0 : (uint64_t)at;
+}
+
+struct kt_merge *machines_merge_open(struct dtrace *dt, char **traces, unsigned int nr,
+				     unsigned int flags)
+{
+	struct machines *ms = dt->machines;
+	struct kt_merge_machines mm = { .align = align, .ctx = ms, .tsc_hz = 1000000000u };
+	unsigned int *of = xcalloc(nr + 1, sizeof(*of));
+	struct kt_merge *m;
+
+	for (unsigned int i = 0; i < nr; i++)
+		of[i] = machine_of(ms, traces[i]);
+	mm.machine = of;
+	for (unsigned int i = 0; i < ms->nr; i++)
+		if (!ms->m[i].probes)
+			pr_warn("%s: no clock probes (trace.clock): its times are taken as "
+				"the collector's", ms->m[i].dir);
+	m = kt_merge_open_machines(traces, nr, flags, &mm);
+	free(of);
+	return m;
+}
+
+void machines_setup_file(const struct dtrace *dt, struct dtrace_file *df,
+			 const struct ktfile_reader *f)
+{
+	const struct machines *ms = dt->machines;
+	const struct machine *mc = &ms->m[f->machine];
+
+	df->machine = mc->name;
+	df->machine_len = strlen(mc->name);
+	if (ms->only && strcmp(ms->only, mc->name))
+		df->selected = false;
+}
+
+unsigned int machines_width(const struct dtrace *dt)
+{
+	return dt->machines->width;
+}
+
+void machines_report(const struct dtrace *dt, FILE *out)
+{
+	const struct machines *ms = dt->machines;
+
+	fprintf(out, "%-*s %6s %8s %18s %12s %14s %10s\n", (int)ms->width, "machine", "files",
+		"probes", "offset(ns)", "drift(ppm)", "bound(+-ns)", "minrtt(ns)");
+	for (unsigned int i = 0; i < ms->nr; i++) {
+		const struct machine *mc = &ms->m[i];
+
+		if (!mc->probes) {
+			fprintf(out, "%-*s %6u %8s %18s %12s %14s %10s\n", (int)ms->width,
+				mc->name, mc->nr_files, "0", "-", "-", "unknown", "-");
+			continue;
+		}
+		fprintf(out, "%-*s %6u %4u/%-3u %18.0f %12.3f %14.0f %10.0f\n", (int)ms->width,
+			mc->name, mc->nr_files, mc->kept, mc->probes, mc->offset,
+			mc->drift * 1e6, mc->bound, mc->min_rtt);
+	}
+}
+
+void machines_free(struct dtrace *dt)
+{
+	struct machines *ms = dt->machines;
+
+	if (!ms)
+		return;
+	for (unsigned int i = 0; i < ms->nr; i++) {
+		free(ms->m[i].name);
+		free(ms->m[i].dir);
+	}
+	free(ms->m);
+	free(ms);
+	dt->machines = NULL;
+}

@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collect: ktrace --listen, the collector of --send streams (ktnet.h).
+ *
+ * One thread, one poll() over the listening socket and every connection,
+ * all of them non-blocking: a slow or dead sender never holds up another.
+ * Each machine (the name in its HELLO) gets a directory, -o DIR/NAME,
+ * holding what a local recording would: trace.cpuN, written with the
+ * same writer as ktrace's own files, trace.kallsyms, .irqs and .probes as
+ * the sender shipped them, and trace.clock, one line "t1 t2 t3 t4" per
+ * clock probe (dtrace aligns the machines with them).  A lost count in a
+ * frame becomes a KTRACE_META_LOST record before its records, so dtrace
+ * counts it as any other.
+ *
+ * Acknowledgements only follow a write, and beside each trace file
+ * .trace.cpuN.state says which frame and how many records the file holds:
+ * a collector killed and started again cuts the file back to that and
+ * tells the sender, which sends the rest from its spool.  A new recording
+ * (another session number in HELLO) moves the directory of the last one
+ * of that name aside, to DIR/.previous/NAME.SESSION.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "files.h"
+#include "ktfile.h"
+#include "ktnet.h"
+#include "ktrace.h"
+#include "opts.h"
+#include "util.h"
+
+#define STREAMS_MAX	8192	/* the most CPUs a kernel has */
+#define RECORDS_MAX	(1u << 22)	/* in one frame; ktrace sends CHUNK_RECORDS */
+#define FILE_MAX	(256u << 20)	/* a shipped kallsyms and the like */
+#define MESSAGES_PER_TURN 64
+
+struct cstream {
+	uint32_t id;
+	struct ktfile_writer w;
+	int state_fd;
+	uint64_t seq;			/* the last frame written */
+	bool ended;
+};
+
+struct machine {
+	char name[KTNET_NAME_MAX];
+	char *dir;
+	uint64_t session;
+	struct cstream *streams;
+	unsigned int nr;
+	struct conn *conn;		/* the connection sending it now, if any */
+	uint64_t records, lost;		/* written in this run of the collector */
+};
+
+struct conn {
+	int fd;
+	struct machine *m;
+	uint8_t wire[KTNET_HDR_SIZE];
+	size_t got;			/* of wire, then of payload */
+	bool have_hdr;
+	struct ktnet_hdr h;
+	uint8_t *payload;
+	uint64_t t_recv;		/* when the message's last byte came */
+	uint8_t *out;			/* acks and replies not yet sent */
+	size_t out_len, out_cap;
+	char peer[80];
+};
+
+struct collector {
+	const char *dir;
+	struct conn **conns;
+	unsigned int nr_conns;
+	struct machine **machines;
+	unsigned int nr_machines;
+	ZSTD_DCtx *dz;
+	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
+	size_t raw_cap;
+};
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+	size_t len = strlen(a) + strlen(b) + 2;
+	char *p = xmalloc(len);
+
+	snprintf(p, len, "%s/%s", a, b);
+	return p;
+}
+
+static void queue(struct conn *c, const struct ktnet_hdr *h)
+{
+	if (c->out_len + KTNET_HDR_SIZE > c->out_cap) {
+		c->out_cap = c->out_cap ? 2 * c->out_cap : 4096;
+		c->out = xrealloc(c->out, c->out_cap);
+	}
+	ktnet_encode(c->out + c->out_len, h);
+	c->out_len += KTNET_HDR_SIZE;
+}
+
+static int flush(struct conn *c)
+{
+	while (c->out_len) {
+		ssize_t n = send(c->fd, c->out, c->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return -errno;
+		memmove(c->out, c->out + n, c->out_len - n);
+		c->out_len -= n;
+	}
+	return 0;
+}
+
+static void write_state(struct machine *m, struct cstream *st)
+{
+	char line[64];
+	int len = snprintf(line, sizeof(line), "%020" PRIu64 " %020" PRIu64 "\n", st->seq,
+			   st->w.records);
+
+	if (pwrite(st->state_fd, line, len, 0) != len)
+		pr_warn("%s/.trace.cpu%u.state: %s", m->dir, st->id, strerror(errno));
+}
+
+static void close_machine(struct machine *m)
+{
+	for (unsigned int i = 0; i < m->nr; i++) {
+		ktfile_close(&m->streams[i].w);
+		if (m->streams[i].state_fd >= 0)
+			close(m->streams[i].state_fd);
+	}
+	free(m->streams);
+	m->streams = NULL;
+	m->nr = 0;
+}
+
+/*
+ * Open stream @id of @m: the file and state a collector before us left
+ * (cut back to what the state says was written), else new ones.
+ */
+static int open_stream(struct machine *m, struct cstream *st, uint32_t id,
+		       const struct ktfile_header *tmpl)
+{
+	char name[64], *path, *spath;
+	struct ktfile_header h = *tmpl;
+	uint64_t seq = 0, records = 0;
+	char line[64] = "";
+	int ret = 0;
+
+	st->id = id;
+	st->w.fd = -1;
+	snprintf(name, sizeof(name), ".trace.cpu%u.state", id);
+	spath = path_join(m->dir, name);
+	snprintf(name, sizeof(name), "trace.cpu%u", id);
+	path = path_join(m->dir, name);
+	st->state_fd = open(spath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (st->state_fd < 0) {
+		ret = -errno;
+		pr_err("%s: %s", spath, strerror(errno));
+		goto out;
+	}
+	if (pread(st->state_fd, line, sizeof(line) - 1, 0) > 0 &&
+	    sscanf(line, "%" SCNu64 " %" SCNu64, &seq, &records) == 2) {
+		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		struct stat sb;
+
+		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    (uint64_t)sb.st_size >= KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record) &&
+		    ftruncate(fd, KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record)) == 0 &&
+		    lseek(fd, 0, SEEK_END) >= 0) {
+			st->w.fd = fd;
+			st->w.records = records;
+			st->seq = seq;
+			pr_debug("%s: going on after frame %" PRIu64 ", %" PRIu64 " records",
+				 path, seq, records);
+			goto out;
+		}
+		if (fd >= 0)
+			close(fd);
+		pr_warn("%s: does not hold the %" PRIu64 " records %s says: starting it over",
+			path, records, spath);
+	}
+	h.cpu = id;
+	ret = ktfile_create(&st->w, path, &h);
+	if (ret < 0) {
+		pr_err("%s: %s", path, kt_create_strerror(ret));
+		goto out;
+	}
+	st->seq = 0;
+	write_state(m, st);
+out:
+	free(path);
+	free(spath);
+	return ret;
+}
+
+/* The session of the directory's last recording, 0 if none. */
+static uint64_t dir_session(const char *dir)
+{
+	char *p = path_join(dir, ".session"), line[32] = "";
+	uint64_t session = 0;
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd >= 0) {
+		if (read(fd, line, sizeof(line) - 1) > 0)
+			session = strtoull(line, NULL, 16);
+		close(fd);
+	}
+	free(p);
+	return session;
+}
+
+static int start_machine(struct collector *col, struct machine *m, uint64_t session,
+			 const struct ktfile_header *tmpl, const uint32_t *ids, unsigned int nr)
+{
+	uint64_t old;
+
+	close_machine(m);
+	free(m->dir);
+	m->dir = path_join(col->dir, m->name);
+	old = dir_session(m->dir);
+	if (old != session && access(m->dir, F_OK) == 0) {
+		char aside[KTNET_NAME_MAX + 40], *to;
+
+		/* hidden: dtrace DIR merges the machines, not their last recordings */
+		to = path_join(col->dir, ".previous");
+		mkdir(to, 0700);
+		free(to);
+		snprintf(aside, sizeof(aside), ".previous/%s.%016" PRIx64, m->name, old);
+		to = path_join(col->dir, aside);
+		if (rename(m->dir, to) < 0) {
+			pr_err("%s: moving the last recording aside to %s: %s", m->dir, to,
+			       strerror(errno));
+			free(to);
+			return -1;
+		}
+		pr_info("%s: a new recording; the last one is now %s", m->dir, to);
+		free(to);
+	}
+	if (old != session) {
+		char *p, line[32];
+		int fd, len;
+
+		if (mkdir(m->dir, 0700) < 0 && errno != EEXIST) {
+			pr_err("%s: %s", m->dir, strerror(errno));
+			return -1;
+		}
+		p = path_join(m->dir, ".session");
+		fd = kt_create_file(p);
+		len = snprintf(line, sizeof(line), "%016" PRIx64 "\n", session);
+		if (fd < 0 || write(fd, line, len) != len) {
+			pr_err("%s: %s", p, fd < 0 ? kt_create_strerror(fd) : strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			free(p);
+			return -1;
+		}
+		close(fd);
+		free(p);
+	}
+	m->session = session;
+	m->streams = xcalloc(nr, sizeof(*m->streams));
+	for (unsigned int i = 0; i < nr; i++) {
+		m->streams[i].state_fd = -1;
+		m->streams[i].w.fd = -1;
+	}
+	m->nr = nr;
+	for (unsigned int i = 0; i < nr; i++)
+		if (open_stream(m, &m->streams[i], ids[i], tmpl) < 0)
+			return -1;
+	return 0;
+}
+
+static struct cstream *find_stream(struct machine *m, uint32_t id)
+{
+	for (unsigned int i = 0; m && i < m->nr; i++)
+		if (m->streams[i].id == id)
+			return &m->streams[i];
+	return NULL;
+}
+
+static int on_hello(struct collector *col, struct conn *c)
+{
+	struct ktnet_hello hello;
+	struct ktfile_header tmpl;
+	struct machine *m = NULL;
+	uint32_t *ids;
+	unsigned int nr;
+	int ret;
+
+	if (c->h.len < sizeof(hello))
+		return -EPROTO;
+	memcpy(&hello, c->payload, sizeof(hello));
+	nr = le32toh(hello.nr_streams);
+	hello.name[KTNET_NAME_MAX - 1] = '\0';
+	if (!nr || nr > STREAMS_MAX || c->h.len != sizeof(hello) + 4 * nr ||
+	    !ktnet_name_ok(hello.name)) {
+		pr_warn("%s: a HELLO with a bad name or stream list: closed", c->peer);
+		return -EPROTO;
+	}
+	memcpy(&tmpl, hello.header, sizeof(tmpl));
+	if (memcmp(tmpl.magic, KTFILE_MAGIC, 8) || tmpl.header_size != KTFILE_HEADER_SIZE ||
+	    tmpl.record_size != sizeof(struct ktrace_record)) {
+		pr_warn("%s: a HELLO without a trace file header: closed", c->peer);
+		return -EPROTO;
+	}
+	ids = xcalloc(nr, sizeof(*ids));
+	for (unsigned int i = 0; i < nr; i++) {
+		memcpy(&ids[i], c->payload + sizeof(hello) + 4 * i, 4);
+		ids[i] = le32toh(ids[i]);
+	}
+	for (unsigned int i = 0; i < col->nr_machines; i++)
+		if (!strcmp(col->machines[i]->name, hello.name))
+			m = col->machines[i];
+	if (!m) {
+		m = xcalloc(1, sizeof(*m));
+		strcpy(m->name, hello.name);
+		col->machines = xrealloc(col->machines,
+					 (col->nr_machines + 1) * sizeof(*col->machines));
+		col->machines[col->nr_machines++] = m;
+	}
+	if (m->conn && m->conn != c && m->session != le64toh(hello.session)) {
+		/* two machines of one name: the second waits for the first */
+		pr_warn("%s: %s is sending as %s already; %s has another recording: closed",
+			c->peer, m->conn->peer, m->name, c->peer);
+		return -EPROTO;
+	}
+	if (m->conn && m->conn != c) {
+		/* the sender is back on a new connection: the old one is dead */
+		pr_info("%s: %s connected again (from %s)", m->name, m->conn->peer, c->peer);
+		m->conn->m = NULL;
+		shutdown(m->conn->fd, SHUT_RDWR);
+	}
+	m->conn = c;
+	c->m = m;
+	ret = 0;
+	if (m->session != le64toh(hello.session) || !m->nr)
+		ret = start_machine(col, m, le64toh(hello.session), &tmpl, ids, nr);
+	for (unsigned int i = 0; !ret && i < nr; i++) {
+		struct cstream *st = find_stream(m, ids[i]);
+
+		if (!st) {
+			pr_warn("%s: %s: cpu %u was not in its first HELLO: closed", c->peer,
+				m->name, ids[i]);
+			ret = -EPROTO;
+		} else if (st->seq) {
+			queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id,
+						      .seq = st->seq });
+		}
+	}
+	free(ids);
+	if (ret) {
+		m->conn = NULL;
+		c->m = NULL;
+		return ret;
+	}
+	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = KTNET_STREAM_NONE });
+	pr_info("%s: %s from %s, %u stream%s", m->name, m->records ? "resumed" : "receiving",
+		c->peer, nr, nr == 1 ? "" : "s");
+	return 0;
+}
+
+static int on_data(struct collector *col, struct conn *c)
+{
+	struct machine *m = c->m;
+	struct cstream *st = find_stream(m, c->h.stream);
+	size_t raw = (size_t)c->h.records * sizeof(struct ktrace_record);
+	unsigned long long size;
+	int ret;
+
+	if (!st || c->h.records > RECORDS_MAX) {
+		pr_warn("%s: DATA for no stream of its HELLO, or too big: closed", c->peer);
+		return -EPROTO;
+	}
+	if (c->h.seq <= st->seq) {	/* sent again after a lost ack: written already */
+		queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
+		return 0;
+	}
+	if (c->h.seq != st->seq + 1) {
+		pr_warn("%s: %s cpu %u: frame %" PRIu64 " after %" PRIu64 ": closed", c->peer,
+			m->name, st->id, c->h.seq, st->seq);
+		return -EPROTO;
+	}
+	if (raw > col->raw_cap) {
+		col->raw = xrealloc(col->raw, raw);
+		col->recs = xrealloc(col->recs, raw);
+		col->raw_cap = raw;
+	}
+	if (raw) {
+		size = ZSTD_getFrameContentSize(c->payload, c->h.len);
+		if (size != raw ||
+		    ZSTD_decompressDCtx(col->dz, col->raw, raw, c->payload, c->h.len) != raw) {
+			pr_warn("%s: %s cpu %u: frame %" PRIu64 " is no zstd frame of %u records: "
+				"closed", c->peer, m->name, st->id, c->h.seq, c->h.records);
+			return -EPROTO;
+		}
+		ktnet_from_columns((struct ktrace_record *)col->recs, col->raw, c->h.records);
+	}
+	if (c->h.lost) {
+		struct ktrace_record mark = { .tsc = c->h.first_tsc, .event = KTRACE_META_LOST,
+					      .arg1 = (uint32_t)c->h.lost,
+					      .arg2 = (uint32_t)(c->h.lost >> 32) };
+		ret = ktfile_append(&st->w, &mark, 1);
+		if (ret < 0)
+			goto write_error;
+	}
+	ret = ktfile_append(&st->w, (struct ktrace_record *)col->recs, c->h.records);
+	if (ret < 0)
+		goto write_error;
+	st->seq = c->h.seq;
+	write_state(m, st);
+	m->records += c->h.records;
+	m->lost += c->h.lost;
+	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
+	return 0;
+write_error:
+	/*
+	 * Not acknowledged: the sender keeps the frame.  The next HELLO opens
+	 * the files again, cut back to what the state says was written.
+	 */
+	pr_err("%s/trace.cpu%u: %s; frame %" PRIu64 " not written, the connection closed",
+	       m->dir, st->id, strerror(-ret), c->h.seq);
+	close_machine(m);
+	m->session = 0;
+	return ret;
+}
+
+static int on_file(struct conn *c)
+{
+	static const char *const suffixes[] = { ".kallsyms", ".irqs", ".probes" };
+	size_t nlen = strnlen((char *)c->payload, c->h.len);
+	unsigned long long size;
+	char name[32], *path;
+	void *buf;
+	int fd, ret = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(suffixes); i++)
+		if (nlen < c->h.len && !strcmp((char *)c->payload, suffixes[i]))
+			break;
+	if (i == ARRAY_SIZE(suffixes)) {
+		pr_warn("%s: a FILE of no known kind: left out", c->peer);
+		return 0;
+	}
+	size = ZSTD_getFrameContentSize(c->payload + nlen + 1, c->h.len - nlen - 1);
+	if (size > FILE_MAX) {
+		pr_warn("%s: %s: not a zstd frame of at most %u MiB: left out", c->peer,
+			suffixes[i], FILE_MAX >> 20);
+		return 0;
+	}
+	buf = xmalloc(size + 1);
+	if (ZSTD_decompress(buf, size, c->payload + nlen + 1, c->h.len - nlen - 1) != size) {
+		pr_warn("%s: %s: a bad zstd frame: left out", c->peer, suffixes[i]);
+		free(buf);
+		return 0;
+	}
+	snprintf(name, sizeof(name), "trace%s", suffixes[i]);
+	path = path_join(c->m->dir, name);
+	fd = kt_create_file(path);
+	if (fd < 0 || ktnet_write_all(fd, buf, size) < 0) {
+		pr_warn("%s: %s", path, fd < 0 ? kt_create_strerror(fd) : strerror(errno));
+		if (fd >= 0)
+			unlink(path);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	free(buf);
+	return ret;
+}
+
+static void on_clock(struct conn *c)
+{
+	char *path = path_join(c->m->dir, "trace.clock"), line[100];
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int len = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			   ktnet_t(&c->h, 0), ktnet_t(&c->h, 1), ktnet_t(&c->h, 2),
+			   ktnet_t(&c->h, 3));
+
+	if (fd < 0 || write(fd, line, len) != len)
+		pr_warn("%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
+/* A whole message has come; <0: close the connection. */
+static int on_message(struct collector *col, struct conn *c)
+{
+	struct cstream *st;
+
+	if (c->h.type == KTNET_HELLO)
+		return on_hello(col, c);
+	if (!c->m) {
+		pr_warn("%s: a message before HELLO: closed", c->peer);
+		return -EPROTO;
+	}
+	switch (c->h.type) {
+	case KTNET_DATA:
+		return on_data(col, c);
+	case KTNET_FILE:
+		return on_file(c);
+	case KTNET_PROBE: {
+		struct ktnet_hdr r = c->h;
+
+		r.type = KTNET_PROBE_REPLY;
+		ktnet_t(&r, 1) = c->t_recv;
+		ktnet_t(&r, 2) = ktnet_mono_ns();
+		r.len = 0;
+		queue(c, &r);
+		return 0;
+	}
+	case KTNET_CLOCK:
+		on_clock(c);
+		return 0;
+	case KTNET_BEACON:
+		pr_debug("%s: cpu %u idle up to %" PRIu64, c->m->name, c->h.stream, c->h.first_tsc);
+		return 0;
+	case KTNET_END:
+		st = find_stream(c->m, c->h.stream);
+		if (st && !st->ended && st->seq == c->h.seq) {
+			st->ended = true;
+			pr_debug("%s: cpu %u complete: %" PRIu64 " records in trace.cpu%u",
+				 c->m->name, st->id, st->w.records, st->id);
+		}
+		return 0;
+	default:
+		pr_warn("%s: a %u message from a sender: closed", c->peer, c->h.type);
+		return -EPROTO;
+	}
+}
+
+/*
+ * Read what there is, MESSAGES_PER_TURN messages at most (a fast sender
+ * must not keep the others waiting); <0 (or -EPIPE at the end) closes the
+ * connection.
+ */
+static int on_readable(struct collector *col, struct conn *c)
+{
+	for (unsigned int messages = 0; messages < MESSAGES_PER_TURN; ) {
+		uint8_t *dst = c->have_hdr ? c->payload + c->got : c->wire + c->got;
+		size_t want = c->have_hdr ? c->h.len - c->got : KTNET_HDR_SIZE - c->got;
+		ssize_t n = want ? read(c->fd, dst, want) : 0;
+		const char *bad;
+		int ret;
+
+		if (want && n < 0 && errno == EINTR)
+			continue;
+		if (want && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (want && n < 0)
+			return -errno;
+		if (want && n == 0)
+			return -EPIPE;
+		c->got += n;
+		if (!c->have_hdr) {
+			if (c->got < KTNET_HDR_SIZE)
+				continue;
+			bad = ktnet_decode(&c->h, c->wire);
+			if (bad) {
+				pr_warn("%s: %s: closed", c->peer, bad);
+				return -EPROTO;
+			}
+			c->have_hdr = true;
+			c->got = 0;
+			c->payload = xrealloc(c->payload, c->h.len + 1);
+			if (c->h.len)
+				continue;
+		} else if (c->got < c->h.len) {
+			continue;
+		}
+		c->t_recv = ktnet_mono_ns();
+		c->have_hdr = false;
+		c->got = 0;
+		messages++;
+		ret = on_message(col, c);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static void close_conn(struct collector *col, unsigned int i, int why)
+{
+	struct conn *c = col->conns[i];
+
+	if (why != -EPIPE && why != -EPROTO)
+		pr_warn("%s: %s: closed", c->peer, strerror(-why));
+	if (c->m) {
+		bool complete = true;
+
+		for (unsigned int k = 0; k < c->m->nr; k++)
+			complete &= c->m->streams[k].ended;
+		if (complete)
+			pr_info("%s: complete, %" PRIu64 " records and %" PRIu64 " lost counted "
+				"in %s", c->m->name, c->m->records, c->m->lost, c->m->dir);
+		else
+			pr_info("%s: connection from %s ended before the recording did",
+				c->m->name, c->peer);
+		c->m->conn = NULL;
+	}
+	close(c->fd);
+	free(c->payload);
+	free(c->out);
+	free(c);
+	col->conns[i] = col->conns[--col->nr_conns];
+}
+
+static void accept_conn(struct collector *col, int lfd)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+	int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	char host[64] = "?", port[16] = "?";
+	struct conn *c;
+
+	if (fd < 0)
+		return;
+	getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
+		    NI_NUMERICHOST | NI_NUMERICSERV);
+	c = xcalloc(1, sizeof(*c));
+	c->fd = fd;
+	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+	col->conns = xrealloc(col->conns, (col->nr_conns + 1) * sizeof(*col->conns));
+	col->conns[col->nr_conns++] = c;
+	pr_debug("%s: connected", c->peer);
+}
+
+int collect(const struct ktrace_opts *o)
+{
+	struct collector col = { .dir = o->output };
+	struct sigaction sa = { .sa_handler = on_stop };
+	struct ktnet_addr addr;
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
+	char host[64] = "", port[16] = "";
+	sigset_t block, orig;
+	int lfd;
+
+	if (!ktnet_parse_addr(o->listen, &addr, true))
+		kt_usage_error("--listen %s: not [ADDR:]PORT", o->listen);
+	if (mkdir(col.dir, 0755) < 0 && errno != EEXIST)
+		die("-o %s: %s", col.dir, strerror(errno));
+	lfd = ktnet_listen(&addr, o->listen);
+	if (getsockname(lfd, (struct sockaddr *)&ss, &sslen) == 0)
+		getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof(host), port, sizeof(port),
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+	col.dz = ZSTD_createDCtx();
+	if (!col.dz)
+		die("zstd: out of memory");
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* the one line a script waits for, whatever -q says */
+	fprintf(stderr, "ktrace: listening on %s port %s, writing into %s\n", host, port, col.dir);
+
+	while (!stop_sig) {
+		struct pollfd *pfd = xcalloc(col.nr_conns + 1, sizeof(*pfd));
+		unsigned int n = col.nr_conns;
+
+		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (unsigned int i = 0; i < n; i++)
+			pfd[i + 1] = (struct pollfd){ .fd = col.conns[i]->fd,
+				.events = POLLIN | (col.conns[i]->out_len ? POLLOUT : 0) };
+		if (ppoll(pfd, n + 1, NULL, &orig) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		/* backwards: close_conn() moves the last one into the gap */
+		for (unsigned int i = n; i-- > 0; ) {
+			struct conn *c = col.conns[i];
+			int ret = 0;
+
+			if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+				ret = on_readable(&col, c);
+			if (!ret)
+				ret = flush(c);
+			if (ret)
+				close_conn(&col, i, ret);
+		}
+		if (pfd[0].revents & POLLIN)
+			accept_conn(&col, lfd);
+		free(pfd);
+	}
+	while (col.nr_conns)
+		close_conn(&col, col.nr_conns - 1, -EPIPE);
+	for (unsigned int i = 0; i < col.nr_machines; i++) {
+		close_machine(col.machines[i]);
+		free(col.machines[i]->dir);
+		free(col.machines[i]);
+	}
+	free(col.machines);
+	free(col.raw);
+	free(col.recs);
+	ZSTD_freeDCtx(col.dz);
+	close(lfd);
+	return 0;
+}

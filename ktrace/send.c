@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * send: ktrace --send, a recording streamed to a collector (ktnet.h).
+ *
+ * The CPU threads of record.c hand each drained chunk to sender_put(),
+ * which compresses it into one zstd frame and appends it, as the wire
+ * message it will be, to the spool: a directory of segment files
+ * (--spool DIR, a temporary one by default) holding every frame until the
+ * collector acknowledges it, at most --spool-size bytes.  Nothing there
+ * waits for the network: a CPU thread never blocks on the collector, so
+ * the kernel's buffers drain as they do into files.  A frame that does not
+ * fit is dropped and its records (and the kernel's lost markers in it)
+ * counted in the next frame's lost field: the collector writes a
+ * KTRACE_META_LOST record there, so nothing is lost without a count.
+ *
+ * One network thread connects (again and again, with a backoff of 0.1 s
+ * doubling to 2 s, while the collector is away), says HELLO, learns what
+ * the collector already has, sends the files of the recording (kallsyms,
+ * irqs, probes) and every frame after the acknowledged ones, frees the
+ * spool's segments once all their frames are acknowledged, sends a clock
+ * probe every PROBE_INTERVAL (4 at each connect) and a beacon for each stream
+ * idle for a second.  At the end, sender_finish() waits for every frame to
+ * be acknowledged, --send-wait seconds at the most.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "ktfile.h"
+#include "ktnet.h"
+#include "ktrace.h"
+#include "opts.h"
+#include "util.h"
+
+#define SEGMENT_BYTES	(4u << 20)	/* a spool segment file is closed after this */
+#define PROBE_INTERVAL	0.25		/* s: dtrace keeps the best of 8 in a row */
+#define ZSTD_LEVEL	1		/* ~4x on trace records at several 100 MB/s a core */
+
+struct send_stream {
+	uint32_t id;			/* the CPU */
+	ZSTD_CCtx *zc;			/* its CPU thread's */
+	void *zbuf, *cols;		/* the frame; the records in columns */
+	size_t zcap, ccap;
+	/* under sender.lock: */
+	uint64_t seq;			/* the last frame's number */
+	uint64_t pending_lost;		/* dropped, not yet in a frame */
+	uint64_t dropped;		/* dropped in all */
+	uint64_t acked;			/* the collector has written up to here */
+	uint64_t last_tsc;
+	double last_frame;		/* now() of the last frame (beacons) */
+};
+
+struct spool_frame {
+	struct spool_frame *next;
+	uint32_t stream;		/* index in sender.streams */
+	uint64_t seq;
+	uint32_t records;
+	unsigned int seg;
+	off_t off;
+	uint32_t len;			/* wire bytes: header and payload */
+};
+
+struct spool_segment {
+	int fd;
+	off_t size;
+	unsigned int live;		/* frames not yet acknowledged */
+};
+
+struct sender {
+	const struct ktrace_opts *o;
+	struct ktnet_addr addr;
+	struct ktnet_hello hello;
+	struct send_stream *streams;
+	unsigned int nr;
+	char *dir;			/* the spool */
+	char *base;			/* DIR/trace: BASE.kallsyms and the like, to send */
+	bool own_dir;			/* made by us: removed at the end */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	int wake_fd;			/* eventfd: a frame was spooled, or finish */
+	/* under lock: */
+	struct spool_segment *segs;
+	unsigned int nr_segs, cur_seg;
+	uint64_t spool_bytes;
+	struct spool_frame *head, *tail, *cursor;	/* cursor: the next to send */
+	bool finishing;
+	double deadline;
+	uint64_t frames, raw_bytes, wire_bytes;	/* sent, for the summary */
+	bool undelivered;		/* the thread gave up at the deadline */
+	bool disk_warned;		/* said the spool's disk is full */
+};
+
+/* The network thread sleeps in poll(): a frame to send, or the end, wakes it. */
+static void wake(struct sender *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		die("eventfd: %s", strerror(errno));
+}
+
+static uint64_t tsc_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return ktnet_mono_ns();
+#endif
+}
+
+static void segment_new(struct sender *s)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/spool.%u", s->dir, s->nr_segs);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		die("--spool %s: %s: %s", s->dir, path, strerror(errno));
+	s->segs = xrealloc(s->segs, (s->nr_segs + 1) * sizeof(*s->segs));
+	s->segs[s->nr_segs] = (struct spool_segment){ .fd = fd };
+	s->cur_seg = s->nr_segs++;
+}
+
+static void segment_free(struct sender *s, unsigned int i)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/spool.%u", s->dir, i);
+	close(s->segs[i].fd);
+	unlink(path);
+	s->spool_bytes -= s->segs[i].size;
+	s->segs[i].fd = -1;
+}
+
+/* Frames at the head that are acknowledged leave the spool (under lock). */
+static void spool_trim(struct sender *s)
+{
+	while (s->head && s->head != s->cursor &&
+	       s->head->seq <= s->streams[s->head->stream].acked) {
+		struct spool_frame *f = s->head;
+		struct spool_segment *seg = &s->segs[f->seg];
+
+		s->head = f->next;
+		if (!s->head)
+			s->tail = NULL;
+		if (!--seg->live && f->seg != s->cur_seg) {
+			segment_free(s, f->seg);
+		} else if (!seg->live && ftruncate(seg->fd, 0) == 0) {
+			/* the current segment, all acknowledged: start it over */
+			s->spool_bytes -= seg->size;
+			seg->size = 0;
+		}
+		free(f);
+	}
+}
+
+/* Records a dropped chunk stands for: its events and its lost markers' counts. */
+static uint64_t records_in(const struct ktrace_record *recs, size_t nr)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		n += recs[i].event == KTRACE_META_LOST ?
+		     (recs[i].arg1 | (uint64_t)recs[i].arg2 << 32) : 1;
+	return n;
+}
+
+void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *recs,
+		size_t nr)
+{
+	struct send_stream *st = &s->streams[idx];
+	size_t raw = nr * sizeof(*recs), zlen = 0, need = ZSTD_compressBound(raw);
+	struct ktnet_hdr h = { .type = KTNET_DATA, .stream = st->id, .records = nr };
+	uint8_t wire[KTNET_HDR_SIZE];
+	struct spool_frame *f;
+	struct spool_segment *seg;
+
+	if (nr) {
+		if (need > st->zcap) {
+			st->zbuf = xrealloc(st->zbuf, need);
+			st->zcap = need;
+		}
+		if (raw > st->ccap) {
+			st->cols = xrealloc(st->cols, raw);
+			st->ccap = raw;
+		}
+		ktnet_to_columns(st->cols, recs, nr);
+		zlen = ZSTD_compressCCtx(st->zc, st->zbuf, st->zcap, st->cols, raw, ZSTD_LEVEL);
+		if (ZSTD_isError(zlen))
+			die("zstd: %s", ZSTD_getErrorName(zlen));
+		h.first_tsc = recs[0].tsc;
+		h.last_tsc = recs[nr - 1].tsc;
+	}
+	h.len = zlen;
+
+	pthread_mutex_lock(&s->lock);
+	/* an empty frame (a lost count only) always goes in */
+	if (nr && s->spool_bytes + KTNET_HDR_SIZE + zlen > s->o->spool_size) {
+		uint64_t n = records_in(recs, nr);
+
+		st->pending_lost += n;
+		st->dropped += n;
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	h.seq = st->seq + 1;
+	h.lost = st->pending_lost;
+	if (!nr)
+		h.first_tsc = h.last_tsc = st->last_tsc;
+	ktnet_encode(wire, &h);
+	seg = &s->segs[s->cur_seg];
+	if (pwrite(seg->fd, wire, sizeof(wire), seg->size) != sizeof(wire) ||
+	    (zlen && pwrite(seg->fd, st->zbuf, zlen, seg->size + sizeof(wire)) != (ssize_t)zlen)) {
+		/* a full disk is a full spool */
+		uint64_t n = records_in(recs, nr);
+
+		if (!s->disk_warned)
+			pr_warn("--spool %s: %s: records are dropped and counted lost", s->dir,
+				strerror(errno ? errno : ENOSPC));
+		s->disk_warned = true;
+		st->pending_lost += n;
+		st->dropped += n;
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	f = xcalloc(1, sizeof(*f));
+	*f = (struct spool_frame){ .stream = idx, .seq = h.seq, .records = nr,
+				   .seg = s->cur_seg, .off = seg->size,
+				   .len = sizeof(wire) + zlen };
+	st->seq = h.seq;
+	st->pending_lost = 0;
+	if (nr)
+		st->last_tsc = h.last_tsc;
+	st->last_frame = now();
+	seg->size += f->len;
+	seg->live++;
+	s->spool_bytes += f->len;
+	s->raw_bytes += raw;
+	if (s->tail)
+		s->tail->next = f;
+	else
+		s->head = f;
+	s->tail = f;
+	if (!s->cursor)
+		s->cursor = f;
+	if (seg->size >= SEGMENT_BYTES || (uint64_t)seg->size >= s->o->spool_size / 4) {
+		unsigned int old = s->cur_seg;
+
+		segment_new(s);
+		if (!s->segs[old].live)
+			segment_free(s, old);
+	}
+	pthread_mutex_unlock(&s->lock);
+	wake(s);
+}
+
+/* BASE.kallsyms, .irqs, .probes, as the recording wrote them into the spool. */
+static int send_files(struct sender *s, int fd)
+{
+	static const char *const suffixes[] = { ".kallsyms", ".irqs", ".probes" };
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes) && !ret; i++) {
+		char path[4096];
+		struct stat st;
+		void *raw, *z;
+		size_t zcap, zlen, nlen = strlen(suffixes[i]) + 1;
+		int in;
+
+		snprintf(path, sizeof(path), "%s/trace%s", s->dir, suffixes[i]);
+		in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (in < 0)
+			continue;
+		if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > KTNET_PAYLOAD_MAX) {
+			close(in);
+			continue;
+		}
+		raw = xmalloc(st.st_size + 1);
+		if (ktnet_read_all(in, raw, st.st_size) < 0) {
+			close(in);
+			free(raw);
+			continue;
+		}
+		close(in);
+		zcap = ZSTD_compressBound(st.st_size) + nlen;
+		z = xmalloc(zcap);
+		memcpy(z, suffixes[i], nlen);
+		zlen = ZSTD_compress((char *)z + nlen, zcap - nlen, raw, st.st_size, 3);
+		if (!ZSTD_isError(zlen) && zlen + nlen <= KTNET_PAYLOAD_MAX) {
+			struct ktnet_hdr h = { .type = KTNET_FILE, .stream = KTNET_STREAM_NONE,
+					       .len = zlen + nlen };
+
+			ret = ktnet_send(fd, &h, z);
+		}
+		free(raw);
+		free(z);
+	}
+	return ret;
+}
+
+static int send_probe(int fd)
+{
+	struct ktnet_hdr h = { .type = KTNET_PROBE, .stream = KTNET_STREAM_NONE };
+
+	ktnet_t(&h, 0) = ktnet_mono_ns();
+	return ktnet_send(fd, &h, NULL);
+}
+
+/* HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
+static int handshake(struct sender *s, int fd)
+{
+	size_t len = sizeof(s->hello) + s->nr * sizeof(uint32_t);
+	uint8_t *payload = xmalloc(len);
+	struct ktnet_hdr h = { .type = KTNET_HELLO, .stream = KTNET_STREAM_NONE, .len = len };
+	int ret;
+
+	memcpy(payload, &s->hello, sizeof(s->hello));
+	for (unsigned int i = 0; i < s->nr; i++) {
+		uint32_t id = htole32(s->streams[i].id);
+
+		memcpy(payload + sizeof(s->hello) + i * 4, &id, 4);
+	}
+	ret = ktnet_send(fd, &h, payload);
+	free(payload);
+	while (!ret) {
+		uint8_t wire[KTNET_HDR_SIZE];
+		const char *bad;
+
+		ret = ktnet_read_all(fd, wire, sizeof(wire));
+		if (ret)
+			break;
+		bad = ktnet_decode(&h, wire);
+		if (bad || h.type != KTNET_ACK || h.len) {
+			pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port,
+				bad ? bad : "unexpected answer to HELLO");
+			return -EPROTO;
+		}
+		if (h.stream == KTNET_STREAM_NONE)
+			break;
+		pthread_mutex_lock(&s->lock);
+		for (unsigned int i = 0; i < s->nr; i++)
+			if (s->streams[i].id == h.stream && h.seq > s->streams[i].acked)
+				s->streams[i].acked = h.seq;
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (!ret)
+		ret = send_files(s, fd);
+	for (int i = 0; i < 4 && !ret; i++)
+		ret = send_probe(fd);
+	return ret;
+}
+
+/* One message from the collector: an ACK or a probe's reply. */
+static int receive(struct sender *s, int fd)
+{
+	uint8_t wire[KTNET_HDR_SIZE];
+	struct ktnet_hdr h;
+	const char *bad;
+	int ret = ktnet_read_all(fd, wire, sizeof(wire));
+
+	if (ret)
+		return ret;
+	bad = ktnet_decode(&h, wire);
+	if (bad || h.len) {
+		pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port,
+			bad ? bad : "a message with a payload");
+		return -EPROTO;
+	}
+	if (h.type == KTNET_PROBE_REPLY) {
+		uint64_t t4 = ktnet_mono_ns();
+
+		h.type = KTNET_CLOCK;
+		ktnet_t(&h, 3) = t4;
+		return ktnet_send(fd, &h, NULL);
+	}
+	if (h.type != KTNET_ACK)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (s->streams[i].id == h.stream && h.seq > s->streams[i].acked)
+			s->streams[i].acked = h.seq;
+	spool_trim(s);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* The next frame not yet acknowledged, from the cursor on (under lock). */
+static struct spool_frame *next_to_send(struct sender *s)
+{
+	while (s->cursor && s->cursor->seq <= s->streams[s->cursor->stream].acked)
+		s->cursor = s->cursor->next;
+	return s->cursor;
+}
+
+static bool all_acked(struct sender *s)
+{
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (s->streams[i].acked < s->streams[i].seq)
+			return false;
+	return true;
+}
+
+static int send_frame(struct sender *s, int fd, struct spool_frame *f)
+{
+	void *buf = xmalloc(f->len);
+	int ret = 0;
+
+	if (pread(s->segs[f->seg].fd, buf, f->len, f->off) != (ssize_t)f->len)
+		die("--spool %s: reading spool.%u: %s", s->dir, f->seg,
+		    strerror(errno ? errno : EIO));
+	ret = ktnet_write_all(fd, buf, f->len);
+	free(buf);
+	return ret;
+}
+
+/* Stream the spool over one connection until it fails or all is done. */
+static int stream(struct sender *s, int fd)
+{
+	double next_probe = now() + PROBE_INTERVAL, next_beacon = now() + 1;
+
+	for (;;) {
+		struct spool_frame *f;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		bool done;
+		int ret;
+
+		struct pollfd wake = { .fd = s->wake_fd, .events = POLLIN };
+		uint64_t count;
+
+		pthread_mutex_lock(&s->lock);
+		f = next_to_send(s);
+		done = s->finishing && all_acked(s);
+		/* a collector that takes frames but never acknowledges them */
+		if (!done && s->finishing && now() >= s->deadline) {
+			pthread_mutex_unlock(&s->lock);
+			return -ETIMEDOUT;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (done) {
+			/* BASE.probes is written once the command starts: again at the end */
+			if ((ret = send_files(s, fd)))
+				return ret;
+			for (unsigned int i = 0; i < s->nr; i++) {
+				struct ktnet_hdr h = { .type = KTNET_END, .stream = s->streams[i].id,
+						       .seq = s->streams[i].seq };
+
+				if ((ret = ktnet_send(fd, &h, NULL)))
+					return ret;
+			}
+			return 0;
+		}
+		if (f)
+			pfd.events |= POLLOUT;
+		/* nothing to send: sleep until a frame, an ack or the next probe */
+		if (!f) {
+			struct pollfd both[2] = { pfd, wake };
+			int ms = (int)((next_probe - now()) * 1000) + 1;
+
+			if (poll(both, 2, ms < 1 ? 1 : ms) < 0 && errno != EINTR)
+				return -errno;
+			pfd.revents = both[0].revents;
+			if (both[1].revents && read(s->wake_fd, &count, sizeof(count)) < 0)
+				count = 0;
+		} else if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
+			return -errno;
+		}
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+			if ((ret = receive(s, fd)))
+				return ret;
+		}
+		if (f && (pfd.revents & POLLOUT)) {
+			if ((ret = send_frame(s, fd, f)))
+				return ret;
+			pthread_mutex_lock(&s->lock);
+			if (s->cursor == f)
+				s->cursor = f->next;
+			s->frames++;
+			s->wire_bytes += f->len;
+			pthread_mutex_unlock(&s->lock);
+		}
+		if (now() >= next_probe) {
+			next_probe = now() + PROBE_INTERVAL;
+			if ((ret = send_probe(fd)))
+				return ret;
+		}
+		if (now() >= next_beacon) {
+			double t = now();
+
+			next_beacon = t + 1;
+			for (unsigned int i = 0; i < s->nr; i++) {
+				struct ktnet_hdr h = { .type = KTNET_BEACON, .stream = s->streams[i].id };
+				bool idle;
+
+				pthread_mutex_lock(&s->lock);
+				idle = t - s->streams[i].last_frame > 1 && !next_to_send(s);
+				h.seq = s->streams[i].seq;
+				pthread_mutex_unlock(&s->lock);
+				h.first_tsc = tsc_now();
+				if (idle && (ret = ktnet_send(fd, &h, NULL)))
+					return ret;
+			}
+		}
+	}
+}
+
+static bool past_deadline(struct sender *s)
+{
+	bool past;
+
+	pthread_mutex_lock(&s->lock);
+	past = s->finishing && now() >= s->deadline;
+	pthread_mutex_unlock(&s->lock);
+	return past;
+}
+
+static void *net_thread(void *arg)
+{
+	struct sender *s = arg;
+	double backoff = 0.1;
+	bool told = false;
+
+	while (!past_deadline(s)) {
+		const char *why = NULL;
+		int fd = ktnet_connect(&s->addr, &why), ret;
+		struct timespec ts;
+
+		if (fd >= 0) {
+			struct timeval tv = { 10, 0 };	/* a collector that stopped reading */
+
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			if (told)
+				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
+			told = false;
+			backoff = 0.1;
+			pthread_mutex_lock(&s->lock);
+			s->cursor = s->head;
+			pthread_mutex_unlock(&s->lock);
+			ret = handshake(s, fd);
+			if (!ret)
+				ret = stream(s, fd);
+			if (!ret) {
+				/* END sent: the collector closes when it has read it */
+				char c;
+
+				shutdown(fd, SHUT_WR);
+				while (read(fd, &c, 1) > 0)
+					;
+				close(fd);
+				return NULL;
+			}
+			why = strerror(-ret);
+			close(fd);
+		}
+		if (!told)
+			pr_warn("--send %s:%s: %s; spooling in %s and trying again", s->addr.host,
+				s->addr.port, why, s->dir);
+		told = true;
+		ts = to_timespec(backoff);
+		nanosleep(&ts, NULL);
+		backoff = backoff * 2 > 2 ? 2 : backoff * 2;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->undelivered = true;
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_header *tmpl,
+			   const unsigned int *cpus, unsigned int nr)
+{
+	struct sender *s = xcalloc(1, sizeof(*s));
+	char host[256] = "";
+
+	s->o = o;
+	if (!ktnet_parse_addr(o->send, &s->addr, false))
+		kt_usage_error("--send %s: not HOST:PORT", o->send);
+	if (o->spool) {
+		if (mkdir(o->spool, 0700) < 0 && errno != EEXIST)
+			die("--spool %s: %s", o->spool, strerror(errno));
+		s->dir = xstrdup(o->spool);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+		size_t len = strlen(tmp && *tmp ? tmp : "/tmp") + 32;
+
+		s->dir = xmalloc(len);
+		snprintf(s->dir, len, "%s/ktrace-spool.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(s->dir))
+			die("--send: a spool directory in %s: %s", tmp && *tmp ? tmp : "/tmp",
+			    strerror(errno));
+		s->own_dir = true;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0)
+		die("eventfd: %s", strerror(errno));
+	segment_new(s);
+	s->nr = nr;
+	s->streams = xcalloc(nr, sizeof(*s->streams));
+	for (unsigned int i = 0; i < nr; i++) {
+		s->streams[i].id = cpus[i];
+		s->streams[i].zc = ZSTD_createCCtx();
+		s->streams[i].last_frame = now();
+		if (!s->streams[i].zc)
+			die("zstd: out of memory");
+	}
+	if (o->name)
+		snprintf(s->hello.name, sizeof(s->hello.name), "%s", o->name);
+	else if (gethostname(host, sizeof(host) - 1) == 0)
+		snprintf(s->hello.name, sizeof(s->hello.name), "%s", host);
+	if (!ktnet_name_ok(s->hello.name))
+		die("--name %s: a machine name is 1-63 of A-Z a-z 0-9 . _ - (not . first)",
+		    s->hello.name);
+	if (getrandom(&s->hello.session, sizeof(s->hello.session), 0) != sizeof(s->hello.session))
+		s->hello.session = ktnet_mono_ns() ^ ((uint64_t)getpid() << 32);
+	s->hello.session = htole64(s->hello.session);
+	s->hello.nr_streams = htole32(nr);
+	memcpy(s->hello.header, tmpl, sizeof(s->hello.header));
+	return s;
+}
+
+/* Where BASE.kallsyms and the other files go: the spool, to be sent from there. */
+const char *sender_base(struct sender *s)
+{
+	if (!s->base) {
+		s->base = xmalloc(strlen(s->dir) + 8);
+		sprintf(s->base, "%s/trace", s->dir);
+	}
+	return s->base;
+}
+
+void sender_start(struct sender *s)
+{
+	int err = pthread_create(&s->thread, NULL, net_thread, s);
+
+	if (err)
+		die("--send: starting its thread: %s", strerror(err));
+}
+
+int sender_finish(struct sender *s, double wait)
+{
+	uint64_t dropped = 0, left = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	/* drops after the last frame: an empty frame counts them */
+	for (unsigned int i = 0; i < s->nr; i++) {
+		if (s->streams[i].pending_lost) {
+			pthread_mutex_unlock(&s->lock);
+			sender_put(s, i, NULL, 0);
+			pthread_mutex_lock(&s->lock);
+		}
+	}
+	s->finishing = true;
+	s->deadline = now() + wait;
+	pthread_mutex_unlock(&s->lock);
+	wake(s);
+	pthread_join(s->thread, NULL);
+
+	for (struct spool_frame *f = s->head; f; f = f->next)
+		if (f->seq > s->streams[f->stream].acked)
+			left += f->records;
+	for (unsigned int i = 0; i < s->nr; i++)
+		dropped += s->streams[i].dropped;
+	pr_info("sent %llu frames, %llu bytes for %llu bytes of records (%.1f%%); "
+		"%llu records dropped (spool full) and counted lost",
+		(unsigned long long)s->frames, (unsigned long long)s->wire_bytes,
+		(unsigned long long)s->raw_bytes,
+		s->raw_bytes ? 100.0 * s->wire_bytes / s->raw_bytes : 0.0,
+		(unsigned long long)dropped);
+	if (s->undelivered) {
+		pr_err("--send %s:%s: the collector did not acknowledge %llu records within "
+		       "--send-wait %g s; their frames stay in %s", s->addr.host, s->addr.port,
+		       (unsigned long long)left, wait, s->dir);
+		ret = -1;
+	}
+	for (unsigned int i = 0; i < s->nr_segs; i++)
+		if (s->segs[i].fd >= 0 && !ret)
+			segment_free(s, i);
+	if (!ret) {
+		char path[4096];
+		static const char *const suffixes[] = { ".kallsyms", ".irqs", ".probes" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+			snprintf(path, sizeof(path), "%s/trace%s", s->dir, suffixes[i]);
+			unlink(path);
+		}
+		if (s->own_dir)
+			rmdir(s->dir);
+	}
+	return ret;
+}

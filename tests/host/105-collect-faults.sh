@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# ktrace --send under faults: the collector killed and started again, the
+# connection cut (a proxy killed), a sender killed, the spool full while
+# the collector is away.  Every record the (fake) kernel produced is in the
+# collector's files or counted by a lost marker, once and in order; a
+# killed sender leaves readable files holding a beginning of its records.
+# Ground truth: the fake device's counts against the files decoded by
+# collect-count.py.
+. "$(dirname "$0")/collect-common.sh"
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# --- the collector killed (SIGKILL) and started again on its port
+collector_start
+ok $? "the collector listens" "$(cat "$T/coll.err")"
+port=$CPORT
+KTFAKE_RATE=20000 sender a --send "127.0.0.1:$port" -e sched -d 4
+pa=$SPID
+sleep 1.2
+kill -KILL "$CPID"; wait "$CPID" 2>/dev/null
+sleep 1
+collector_start "$port"
+ok $? "the collector starts again on port $port" "$(cat "$T/coll.err")"
+wait $pa
+TAP_ERR=$T/a.err check "the sender exits 0 after the collector came back" '[ $? -eq 0 ]'
+TAP_ERR=$T/a.err check "the sender said it spools and tries again" 'grep -q "trying again" "$T/a.err"'
+counts a
+ok $? "collector killed: every record delivered or counted, once, in order" "$(cat "$T/a.count")"
+
+# --- the connection cut: a proxy between them, killed, then back
+pport=$(free_port)
+python3 "$ROOT/tests/host/tcp-proxy.py" "$pport" "$CPORT" >"$T/proxy.out" 2>&1 &
+ppid=$!
+for _ in $(seq 100); do grep -q ready "$T/proxy.out" 2>/dev/null && break; sleep 0.05; done
+KTFAKE_RATE=20000 sender b --send "127.0.0.1:$pport" -e sched -d 4
+pb=$SPID
+sleep 1.2
+kill -KILL $ppid; wait $ppid 2>/dev/null
+sleep 0.8
+python3 "$ROOT/tests/host/tcp-proxy.py" "$pport" "$CPORT" >"$T/proxy.out" 2>&1 &
+ppid=$!
+wait $pb
+TAP_ERR=$T/b.err check "the sender exits 0 after the connection came back" '[ $? -eq 0 ]'
+counts b
+ok $? "connection cut: every record delivered or counted, once, in order" "$(cat "$T/b.count")"
+kill $ppid; wait $ppid 2>/dev/null
+
+# --- a sender killed while another one goes on
+KTFAKE_RATE=20000 sender c --send "127.0.0.1:$CPORT" -e sched -d 30
+pc=$SPID
+KTFAKE_RATE=20000 sender d --send "127.0.0.1:$CPORT" -e sched -d 3
+pd=$SPID
+sleep 1.5
+kill -KILL $(pgrep -P $pc); wait $pc 2>/dev/null	# ktrace, under timeout
+wait $pd
+TAP_ERR=$T/d.err check "the other sender exits 0" '[ $? -eq 0 ]'
+counts d
+ok $? "the other sender: every record delivered or counted" "$(cat "$T/d.count")"
+printf '0 0 0\n1 0 0\n2 0 0\n3 0 0\n' >"$T/c.stats"
+counts c --prefix
+ok $? "killed sender: its files hold whole records, in order, once" "$(cat "$T/c.count")"
+check "killed sender: some of its records arrived" \
+	'! grep -q "events 0 " "$T/c.count"'
+"$ROOT/$O/tools/dtrace" -S "$T/coll/c" >/dev/null 2>"$T/dterr"
+TAP_ERR=$T/dterr check "killed sender: dtrace reads its files" '[ $? -eq 0 ]'
+# the same machine's next recording: a new directory, the last one kept aside
+KTFAKE_RATE=5000 sender c --send "127.0.0.1:$CPORT" -e sched -d 1
+wait $SPID
+TAP_ERR=$T/c.err check "the next recording of that machine exits 0" '[ $? -eq 0 ]'
+counts c
+ok $? "the next recording: every record delivered or counted" "$(cat "$T/c.count")"
+check "the killed sender's recording is kept in .previous" \
+	'ls -d "$T"/coll/.previous/c.* >/dev/null'
+
+# --- the spool full while no collector listens: dropped and counted
+eport=$(free_port)
+KTFAKE_RATE=40000 sender e --send "127.0.0.1:$eport" --spool "$T/spool" --spool-size 64K \
+	-e sched -d 3
+pe=$SPID
+sleep 1.5
+"$KTRACE" --listen "127.0.0.1:$eport" -o "$T/coll" 2>"$T/coll2.err" &
+c2=$!
+wait $pe
+TAP_ERR=$T/e.err check "the sender with a full spool exits 0" '[ $? -eq 0 ]'
+TAP_ERR=$T/e.err check "it dropped records, and says so" \
+	'grep -Eq "[1-9][0-9]* records dropped \(spool full\) and counted lost" "$T/e.err"'
+counts e
+ok $? "spool full: every record delivered or counted, once, in order" "$(cat "$T/e.count")"
+check "the spool directory is empty at the end" '[ -z "$(ls -A "$T/spool")" ]'
+kill -TERM $c2; wait $c2 2>/dev/null
+
+# --- a collector that stops answering: the sender gives up after
+# --send-wait, exits 1 and says how many records were not delivered
+kill -STOP "$CPID"
+KTFAKE_RATE=5000 sender f --send "127.0.0.1:$CPORT" -e sched -d 0.5 --send-wait 2
+wait $SPID
+TAP_ERR=$T/f.err check "a collector that never acknowledges: the sender exits 1" '[ $? -eq 1 ]'
+TAP_ERR=$T/f.err check "... and says what was not delivered, and where it is" \
+	'grep -q "did not acknowledge [0-9]* records within --send-wait 2 s; their frames stay in" "$T/f.err"'
+kill -CONT "$CPID"
+
+collector_stop
+done_testing

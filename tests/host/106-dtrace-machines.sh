@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two machines on one timeline: network namespaces A and B (a veth pair)
+# each run a sender; A sends UDP packets to B, each stamped "sent N" just
+# before it goes, B stamps "received N" just after it came (user marks,
+# real TSC, tests/host/ktnet-pingpong.c).  Causality is the ground truth:
+# in dtrace's merge of the collector's directories every "received N"
+# comes after its "sent N", and where it would not, by less than the error
+# bounds dtrace reports.  Both namespaces share this machine's clock, so
+# the true offset of each is 0: the reported bound must cover the offset
+# measured.
+. "$(dirname "$0")/collect-common.sh"
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (ip netns)"
+command -v ip >/dev/null || skip_all "needs ip (iproute2)"
+PINGPONG=$ROOT/$O/tests/ktnet-pingpong
+make -s -C "$ROOT" O="$O" "$O/tests/ktnet-pingpong" >"$T/err" 2>&1 ||
+	{ check "build ktnet-pingpong" false; done_testing; exit 1; }
+NA=ktA-$$ NB=ktB-$$
+cleanup() { ip netns del "$NA" 2>/dev/null; ip netns del "$NB" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+ip netns add "$NA" && ip netns add "$NB" &&
+ip link add "va$$" netns "$NA" type veth peer name "vb$$" netns "$NB" &&
+ip -n "$NA" addr add 10.77.0.1/24 dev "va$$" && ip -n "$NB" addr add 10.77.0.2/24 dev "vb$$" &&
+ip -n "$NA" link set "va$$" up && ip -n "$NB" link set "vb$$" up &&
+ip -n "$NA" link set lo up && ip -n "$NB" link set lo up
+ok $? "two network namespaces with a veth pair" "$(cat "$T/err")"
+
+# the collector in B: B's sender over loopback, A's over the veth
+ip netns exec "$NB" "$KTRACE" --listen 10.77.0.2:0 -o "$T/coll" 2>"$T/coll.err" &
+CPID=$!
+for _ in $(seq 100); do
+	CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
+	[ -n "$CPORT" ] && break
+	sleep 0.05
+done
+check "the collector listens in B" '[ -n "$CPORT" ]'
+: >"$T/A.marks"; : >"$T/B.marks"
+# a sender in namespace $1 as machine $2, the marks of $T/$2.marks as its events
+netns_sender() {
+	env LD_PRELOAD="$FAKE" KTFAKE_PATH="$T/$2.dev" KTRACE_DEV="$T/$2.dev" \
+	    KTFAKE_STATE="$T/$2.state" KTFAKE_CPUS=1 KTFAKE_RATE=0 KTFAKE_MARKS="$T/$2.marks" \
+	    ip netns exec "$1" timeout -k 2 60 "$KTRACE" --name "$2" --send "10.77.0.2:$CPORT" \
+	    --send-wait 10 -e user -w 10 -d 5 2>"$T/$2.err" &
+}
+netns_sender "$NB" B
+pb=$!
+netns_sender "$NA" A
+pa=$!
+sleep 1
+N=40
+ip netns exec "$NB" "$PINGPONG" recv 7777 $N "$T/B.marks" &
+pr=$!
+sleep 0.2
+ip netns exec "$NA" "$PINGPONG" send 10.77.0.2 7777 $N "$T/A.marks"
+ok $? "A sent $N packets to B"
+wait $pr
+ok $? "B received them"
+wait $pa
+TAP_ERR=$T/A.err check "sender A exits 0" '[ $? -eq 0 ]'
+wait $pb
+TAP_ERR=$T/B.err check "sender B exits 0" '[ $? -eq 0 ]'
+kill -TERM $CPID; wait $CPID 2>/dev/null
+
+"$ROOT/$O/tools/dtrace" --machines "$T/coll" >"$T/machines" 2>"$T/err"
+ok $? "dtrace --machines exits 0" "$(cat "$T/err")"
+"$ROOT/$O/tools/dtrace" --no-pager --tsc -e user "$T/coll" >"$T/merged" 2>"$T/err"
+ok $? "dtrace merges A and B" "$(cat "$T/err")"
+check "every packet's two marks are in the merge" \
+	'[ "$(grep -c "user mark" "$T/merged")" -eq $((2 * N)) ]'
+# --tsc: the common clock's ns; the bound is the two machines' together
+python3 - "$T/merged" "$T/machines" $N >"$T/causal" 2>&1 <<'PY'
+import sys
+merged, machines, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+bound, offset = {}, {}
+for line in open(machines).readlines()[1:]:
+    f = line.split()
+    bound[f[0]], offset[f[0]] = float(f[5]), float(f[3])
+sent, recv, order = {}, {}, []
+for line in open(merged):
+    f = line.split()
+    if 'mark' not in f:
+        continue
+    machine, t, kind, num = f[0], int(f[2]), int(f[-2]), int(f[-1])
+    (sent if kind == 1 else recv)[num] = t
+    order.append((kind, num))
+worst = min(recv[i] - sent[i] for i in range(1, n + 1))
+late = [i for i in range(1, n + 1) if order.index((2, i)) < order.index((1, i))]
+print(f'bounds {bound}, offsets {offset}; smallest send-to-receive gap {worst} ns; '
+      f'received before sent: {late}')
+# out of order only by less than the two machines' bounds together
+ok = not late or -worst <= bound['A'] + bound['B']
+# the true offsets are 0: the bounds must cover what was measured
+ok = ok and all(abs(offset[m]) <= bound[m] for m in 'AB')
+sys.exit(0 if ok else 1)
+PY
+ok $? "every receive after its send (or within the error bounds); offsets within the bounds" \
+	"$(cat "$T/causal")"
+echo "# $(cat "$T/causal")"
+check "the listing's machine column names A and B" \
+	'grep -q "^A " "$T/merged" && grep -q "^B " "$T/merged"'
+"$ROOT/$O/tools/dtrace" --no-pager --machine A "$T/coll" >"$T/onlyA" 2>"$T/err"
+check "--machine A: A's marks only" \
+	'[ "$(grep -c "user mark" "$T/onlyA")" -eq $N ] && ! grep -q "^B " "$T/onlyA"'
+# the exports carry the machine: Perfetto's machine_id, CTF's stream names
+"$ROOT/$O/tools/dtrace" --format=perfetto -o "$T/t.pb" "$T/coll" 2>"$T/err"
+ok $? "dtrace --format=perfetto of both machines" "$(cat "$T/err")"
+if command -v protoc >/dev/null; then
+	protoc --decode=perfetto.protos.Trace -I"$ROOT/dtrace" "$ROOT/dtrace/perfetto_trace.proto" \
+		<"$T/t.pb" >"$T/t.txt" 2>"$T/err"
+	check "the second machine's packets have machine_id 1 (the first's none)" \
+		'grep -q "machine_id: 1" "$T/t.txt" && ! grep -q "machine_id: [02-9]" "$T/t.txt"'
+else
+	skip "the second machine's packets have machine_id 1" "no protoc"
+fi
+"$ROOT/$O/tools/dtrace" --format=ctf -o "$T/t.ctf" "$T/coll" 2>"$T/err"
+ok $? "dtrace --format=ctf of both machines" "$(cat "$T/err")"
+check "CTF: a stream per machine and CPU, named by the machine" \
+	'[ -f "$T/t.ctf/A.cpu0" ] && [ -f "$T/t.ctf/B.cpu0" ]'
+done_testing
