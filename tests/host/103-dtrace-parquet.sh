@@ -17,7 +17,10 @@
 #     per call, per function the calls, min, max and average that
 #     dtrace --report --format=csv says, null function/depth/duration on
 #     every other row;
-#  4. what DuckDB's parquet_metadata()/parquet_schema() say of the file:
+#  4. a second, independent reader, the Rust parquet crate (npm package
+#     parquet-wasm, arrow-rs), reads the same rows as DuckDB; each row, in
+#     order, has the listing's line's time, group:event and text;
+#     what DuckDB's parquet_metadata()/parquet_schema() say of the file:
 #     the types, the dictionary encodings, ZSTD, row groups of bounded size
 #     with the time range in their statistics; and dtrace's peak RSS stays
 #     flat from 200k to 800k events (it writes a row group at a time).
@@ -25,16 +28,30 @@
 
 EXPORT_RST=$ROOT/Documentation/trace/ktrace-export.rst
 NPM_DIR=$ROOT/$O/npm
-export DUCKDB_NODE_API=$NPM_DIR/node_modules/@duckdb/node-api
-if [ ! -d "$DUCKDB_NODE_API" ]; then
-	command -v npm >/dev/null || skip_all "no npm to install @duckdb/node-api with"
-	npm install --silent --prefix "$NPM_DIR" @duckdb/node-api >"$TMP/npm.log" 2>&1 ||
-		skip_all "npm could not install @duckdb/node-api: $(tail -n 1 "$TMP/npm.log")"
-fi
+export NPM_MODULES=$NPM_DIR/node_modules
+export DUCKDB_NODE_API=$NPM_MODULES/@duckdb/node-api
+NPM_PACKAGES="@duckdb/node-api parquet-wasm apache-arrow"
+for m in $NPM_PACKAGES; do
+	[ -d "$NPM_MODULES/$m" ] && continue
+	command -v npm >/dev/null || skip_all "no npm to install $NPM_PACKAGES with"
+	# shellcheck disable=SC2086
+	npm install --silent --prefix "$NPM_DIR" $NPM_PACKAGES >"$TMP/npm.log" 2>&1 ||
+		skip_all "npm could not install $NPM_PACKAGES: $(tail -n 1 "$TMP/npm.log")"
+	break
+done
 
 # sql FILE SQL...: the rows DuckDB gives, tab-separated
 sql() {
 	node "$ROOT/tests/host/parquet-query.js" "$@"
+}
+
+# same_rows NAME FILE: DuckDB and the Rust parquet crate read the same rows
+same_rows() {
+	sql "$2" "SELECT * EXCLUDE (file_row_number) FROM read_parquet('trace.parquet',
+		  file_row_number = true) ORDER BY file_row_number" >"$TMP/rows.duckdb" 2>&1
+	node "$ROOT/tests/host/parquet-arrow.js" "$2" 2>&1 | tail -n +2 >"$TMP/rows.arrow"
+	check "$1: the Rust parquet crate (parquet-wasm) reads the rows DuckDB reads" \
+		'[ -s "$TMP/rows.arrow" ] && cmp "$TMP/rows.duckdb" "$TMP/rows.arrow"'
 }
 
 # doc_query NAME: the SQL of the code block :name: NAME in ktrace-export.rst,
@@ -64,6 +81,19 @@ sql "$P" "SELECT sum(arg1), count(*) FROM 'trace.parquet'
 	tr '\t' ' ' >"$TMP/lost.got"
 check "lost rows: the records and markers dtrace -S counts" \
 	'[ -s "$TMP/lost.want" ] && diff "$TMP/lost.want" "$TMP/lost.got"'
+
+# the listing's time, group:event and text, line by line
+awk '{	i = index($0, " " $4 " ")
+	text = substr($0, i + length($4) + 2)
+	sub(/^ +/, "", text)
+	print $2 "\t" $4 "\t" text }' "$TMP/k.list" >"$TMP/lines.want"
+sql "$P" "SELECT printf('%d.%03d', time_ns // 1000, time_ns % 1000), \"group\" || ':' || event,
+	  text FROM read_parquet('trace.parquet', file_row_number = true)
+	  ORDER BY file_row_number" >"$TMP/lines.got"
+check "each row in order: the listing's line's time, group:event and text" \
+	'diff "$TMP/lines.want" "$TMP/lines.got" >"$TMP/lines.diff" ||
+	 { head "$TMP/lines.diff"; false; }'
+same_rows "kernel trace" "$P"
 
 awk '$3 != "-" { n[$3]++ } END { for (t in n) print t "\t" n[t] }' "$TMP/k.list" |
 	sort >"$TMP/tasks.want"
@@ -186,6 +216,7 @@ check "each row group's time_ns statistics: its rows' first and last time" \
 	'[ "$(cat "$TMP/stats")" = 2 ]'
 sql "$TMP/big.parquet" "SELECT count(*) FROM 'trace.parquet'" >"$TMP/rows"
 check "200000 rows" '[ "$(cat "$TMP/rows")" = 200000 ]'
+same_rows "2 row groups" "$TMP/big.parquet"
 gen huge -s 3 -c 2 -n 400000
 /usr/bin/time -f %M -o "$TMP/rss.large" \
 	"$DTRACE" --format=parquet -o "$TMP/huge.parquet" "$TMP/huge"/t.* 2>"$TMP/err"
@@ -238,6 +269,7 @@ sql "$P" "SELECT count(*) FROM 'trace.parquet' WHERE \"group\" = 'func' AND even
 sql "$P" "SELECT count(*) FROM 'trace.parquet'" >"$TMP/rows"
 check "every row a call (40 entries: 40 calls), with its function, depth, duration" \
 	'[ "$(cat "$TMP/calls.n")" = 40 ] && [ "$(cat "$TMP/rows")" = 40 ]'
+same_rows "calls" "$P"
 sql "$TMP/k.parquet" "SELECT count(*) FROM 'trace.parquet'
 	  WHERE function IS NOT NULL OR depth IS NOT NULL OR duration_ns IS NOT NULL" >"$TMP/n"
 check "events that are no calls have no function, depth or duration" '[ "$(cat "$TMP/n")" = 0 ]'
