@@ -16,7 +16,9 @@
 #  3. a call trace of a program built with -finstrument-functions: one row
 #     per call, per function the calls, min, max and average that
 #     dtrace --report --format=csv says, null function/depth/duration on
-#     every other row;
+#     every other row; a ktgen trace of kernel and user streams has a row
+#     per listed line but the user streams' func events, and per --report
+#     call; a full disk is an error naming the file;
 #  4. a second, independent reader, the Rust parquet crate (npm package
 #     parquet-wasm, arrow-rs), reads the same rows as DuckDB; each row, in
 #     order, has the listing's line's time, group:event and text;
@@ -280,6 +282,22 @@ check "the slowest calls (the documented query): 10, the first --report's larges
 	'[ "$(wc -l <"$TMP/slow")" = 10 ] && diff "$TMP/slowest.want" <(head -n 1 "$TMP/slow") &&
 	 sort -t"$(printf "\t")" -k2,2nr -c "$TMP/slow"'
 
+# kernel and user streams: a user stream's function events become its calls
+gen mixed -s 5 -c 2 -u 2 -n 3000 -l 2
+"$DTRACE" "$TMP/mixed"/t.* 2>/dev/null >"$TMP/mixed.list"
+"$DTRACE" --report --format=csv "$TMP/mixed"/t.* 2>/dev/null |
+	awk -F, 'NR > 1 { n += $4 } END { print n }' >"$TMP/mixed.calls"
+"$DTRACE" --format=parquet -o "$TMP/mixed.parquet" "$TMP/mixed"/t.* 2>"$TMP/err"
+ok $? "kernel and user streams export" "$(cat "$TMP/err")"
+sql "$TMP/mixed.parquet" "SELECT count(*) - count(function), count(function)
+	  FROM 'trace.parquet'" >"$TMP/mixed.got"
+awk '!($1 == "-" && $4 ~ /^func:/) { n++ } END { print n }' "$TMP/mixed.list" |
+	paste - "$TMP/mixed.calls" >"$TMP/mixed.want"
+check "rows: the listing's lines but the user streams' func events, and --report's calls" \
+	'diff "$TMP/mixed.want" "$TMP/mixed.got"'
+
+expect_error "a full disk: an error naming the file" "/dev/full: write error" \
+	"$DTRACE" --format=parquet -o /dev/full "$TMP/k"/t.*
 expect_error "without -o: a usage error" "--format=parquet writes a binary file: give it with -o FILE" \
 	"$DTRACE" --format=parquet "$TMP/k"/t.*
 expect_error "an -o in no directory: an error naming it" "$TMP/no/such.parquet" \
