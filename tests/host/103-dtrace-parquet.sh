@@ -296,6 +296,14 @@ awk '!($1 == "-" && $4 ~ /^func:/) { n++ } END { print n }' "$TMP/mixed.list" |
 check "rows: the listing's lines but the user streams' func events, and --report's calls" \
 	'diff "$TMP/mixed.want" "$TMP/mixed.got"'
 
+"$DTRACE" --format=parquet --from=10s -o "$TMP/empty.parquet" "$TMP/k"/t.* 2>"$TMP/err"
+ok $? "no event after --from: exits 0" "$(cat "$TMP/err")"
+sql "$TMP/empty.parquet" "SELECT count(*) FROM 'trace.parquet'" >"$TMP/rows" 2>&1
+node "$ROOT/tests/host/parquet-arrow.js" "$TMP/empty.parquet" >"$TMP/arrow" 2>&1
+check "an empty table, with the columns, for both readers" \
+	'[ "$(cat "$TMP/rows")" = 0 ] && [ "$(wc -l <"$TMP/arrow")" = 1 ] &&
+	 grep -q "^time_ns:Int64:false.*duration_ns:Int64:true$" "$TMP/arrow"'
+
 expect_error "a full disk: an error naming the file" "/dev/full: write error" \
 	"$DTRACE" --format=parquet -o /dev/full "$TMP/k"/t.*
 expect_error "without -o: a usage error" "--format=parquet writes a binary file: give it with -o FILE" \
