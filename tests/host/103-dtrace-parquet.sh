@@ -4,7 +4,8 @@
 # from npm) reads back is dtrace's trace.  Ground truth:
 #  1. a ktgen trace with lost records: the row count is the text listing's
 #     line count, the lost rows' counts are dtrace -S's, the rows per task
-#     (name then and tid) are the listing's lines per task column;
+#     (name then and tid) are the listing's lines per task column, the rows
+#     per pid the lines dtrace -p lists;
 #  2. the three queries of Documentation/trace/ktrace-export.rst, taken
 #     from the file and run as written: run time per task equals an awk
 #     model of the listing's sched:switch lines (time to the CPU's previous
@@ -103,6 +104,15 @@ sql "$P" "SELECT coalesce(task, '<...>') || '-' || tid, count(*) FROM 'trace.par
 	  WHERE \"group\" <> 'meta' GROUP BY ALL" | sort >"$TMP/tasks.got"
 check "rows per task: the listing's lines per task column" \
 	'[ "$(wc -l <"$TMP/tasks.want")" -gt 5 ] && diff "$TMP/tasks.want" "$TMP/tasks.got"'
+
+# the processes: dtrace -p PID lists (but for the lost markers) the rows of pid PID
+sql "$P" "SELECT pid, count(*) FROM 'trace.parquet' WHERE pid IS NOT NULL
+	  GROUP BY pid ORDER BY 2 DESC, 1 LIMIT 4" >"$TMP/pids.got"
+while read -r pid n; do
+	printf '%s\t%s\n' "$pid" "$("$DTRACE" -p "$pid" "$TMP/k"/t.* | awk '$3 != "-"' | wc -l)"
+done <"$TMP/pids.got" >"$TMP/pids.want"
+check "rows per pid: the lines dtrace -p lists, for the 4 largest processes" \
+	'[ "$(wc -l <"$TMP/pids.got")" = 4 ] && diff "$TMP/pids.want" "$TMP/pids.got"'
 
 # time as the listing says it (us, 3 decimals) in ns
 awk '$4 == "sched:switch" {
