@@ -18,8 +18,9 @@
 #     per call, per function the calls, min, max and average that
 #     dtrace --report --format=csv says, null function/depth/duration on
 #     every other row; a ktgen trace of kernel and user streams has a row
-#     per listed line but the user streams' func events, and per --report
-#     call; a full disk is an error naming the file;
+#     per listed line but the user streams' func events (time, group:event
+#     and text the line's; a user event named as its program's maps name
+#     it), and per --report call; a full disk is an error naming the file;
 #  4. a second, independent reader, the Rust parquet crate (npm package
 #     parquet-wasm, arrow-rs), reads the same rows as DuckDB; each row, in
 #     order, has the listing's line's time, group:event and text;
@@ -85,17 +86,23 @@ sql "$P" "SELECT sum(arg1), count(*) FROM 'trace.parquet'
 check "lost rows: the records and markers dtrace -S counts" \
 	'[ -s "$TMP/lost.want" ] && diff "$TMP/lost.want" "$TMP/lost.got"'
 
-# the listing's time, group:event and text, line by line
-awk '{	i = index($0, " " $4 " ")
-	text = substr($0, i + length($4) + 2)
-	sub(/^ +/, "", text)
-	print $2 "\t" $4 "\t" text }' "$TMP/k.list" >"$TMP/lines.want"
-sql "$P" "SELECT printf('%d.%03d', time_ns // 1000, time_ns % 1000), \"group\" || ':' || event,
-	  text FROM read_parquet('trace.parquet', file_row_number = true)
-	  ORDER BY file_row_number" >"$TMP/lines.got"
-check "each row in order: the listing's line's time, group:event and text" \
-	'diff "$TMP/lines.want" "$TMP/lines.got" >"$TMP/lines.diff" ||
-	 { head "$TMP/lines.diff"; false; }'
+# same_lines NAME LISTING FILE: FILE's rows in order but the calls have the
+# time, group:event and text of LISTING's lines but a user stream's func events
+same_lines() {
+	awk '!($1 == "-" && $4 ~ /^func:/) {
+		i = index($0, " " $4 " ")
+		text = substr($0, i + length($4) + 2)
+		sub(/^ +/, "", text)
+		print $2 "\t" $4 "\t" text }' "$2" >"$TMP/lines.want"
+	sql "$3" "SELECT printf('%d.%03d', time_ns // 1000, time_ns % 1000),
+		  \"group\" || ':' || event, text
+		  FROM read_parquet('trace.parquet', file_row_number = true)
+		  WHERE event <> 'call' ORDER BY file_row_number" >"$TMP/lines.got"
+	check "$1: each row in order has its listed line's time, group:event and text" \
+		'diff "$TMP/lines.want" "$TMP/lines.got" >"$TMP/lines.diff" ||
+		 { head "$TMP/lines.diff"; false; }'
+}
+same_lines "kernel trace" "$TMP/k.list" "$P"
 same_rows "kernel trace" "$P"
 
 awk '$3 != "-" { n[$3]++ } END { for (t in n) print t "\t" n[t] }' "$TMP/k.list" |
@@ -292,8 +299,10 @@ check "the slowest calls (the documented query): 10, the first --report's larges
 	'[ "$(wc -l <"$TMP/slow")" = 10 ] && diff "$TMP/slowest.want" <(head -n 1 "$TMP/slow") &&
 	 sort -t"$(printf "\t")" -k2,2nr -c "$TMP/slow"'
 
-# kernel and user streams: a user stream's function events become its calls
+# kernel and user streams: a user stream's function events become its calls;
+# user:mark (1) is named user:work by process 5000's maps
 gen mixed -s 5 -c 2 -u 2 -n 3000 -l 2
+echo "event 1 work took %u of %u" >"$TMP/mixed/trace.pid5000.maps"
 "$DTRACE" "$TMP/mixed"/t.* 2>/dev/null >"$TMP/mixed.list"
 "$DTRACE" --report --format=csv "$TMP/mixed"/t.* 2>/dev/null |
 	awk -F, 'NR > 1 { n += $4 } END { print n }' >"$TMP/mixed.calls"
@@ -305,6 +314,11 @@ awk '!($1 == "-" && $4 ~ /^func:/) { n++ } END { print n }' "$TMP/mixed.list" |
 	paste - "$TMP/mixed.calls" >"$TMP/mixed.want"
 check "rows: the listing's lines but the user streams' func events, and --report's calls" \
 	'diff "$TMP/mixed.want" "$TMP/mixed.got"'
+same_lines "kernel and user streams" "$TMP/mixed.list" "$TMP/mixed.parquet"
+sql "$TMP/mixed.parquet" "SELECT count(*) FROM 'trace.parquet' WHERE \"group\" = 'user'
+	  AND event = 'work' AND pid = 5000 AND cpu IS NULL AND task = 'ktgen-user'" >"$TMP/n"
+check "the program's name for its events: user:work" \
+	'[ "$(cat "$TMP/n")" -gt 100 ] && [ "$(cat "$TMP/n")" = "$(grep -c " user:work " "$TMP/mixed.list")" ]'
 
 "$DTRACE" --format=parquet --from=10s -o "$TMP/empty.parquet" "$TMP/k"/t.* 2>"$TMP/err"
 ok $? "no event after --from: exits 0" "$(cat "$TMP/err")"
