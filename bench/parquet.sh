@@ -13,16 +13,19 @@
 # Documentation/trace/ktrace-export.rst in one DuckDB process (@duckdb/
 # node-api from build/npm: npm install --prefix build/npm @duckdb/node-api;
 # without it those lines are left out, saying so).
+# The same sizes for a call trace: ktrace-run of tests/user/loop, CALLS
+# calls (default 1000000), one row each (as many as --report counts).
 # Prints BENCH lines.  Needs: time.  EVENTS (per file, default 1000000).
 set -u
 EVENTS=${EVENTS:-1000000}
+CALLS=${CALLS:-1000000}
 RUNS=${RUNS:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=$ROOT/build/bench/parquet
 DUCKDB_NODE_API=$ROOT/build/npm/node_modules/@duckdb/node-api
 cd "$ROOT" || exit 1
 command -v /usr/bin/time >/dev/null || { echo "bench/parquet: apt-get install time"; exit 1; }
-make -s build/tools/dtrace build/tests/ktgen || exit 1
+make -s build/tools/dtrace build/tests/ktgen user-test-progs || exit 1
 rm -rf "$W" && mkdir -p "$W"
 
 # run NAME CMD...: wall time (ns), CPU time (s) and peak RSS (KiB) to $W/NAME.runs
@@ -58,6 +61,14 @@ echo "BENCH parquet_vs_text_j1 $(median 1 "$W/ratios" | xargs printf '%.2f') x" 
      "$(awk '{ printf "%.2f ", $1 }' "$W/ratios" | sed 's/ $//'))"
 echo "BENCH parquet_peak_rss $(awk '$3 > m { m = $3 } END { printf "%.1f", m / 1024 }' "$W/parquet.runs") MiB"
 echo "BENCH parquet_bytes_per_row $(awk -v s="$size" -v n="$nr" 'BEGIN { printf "%.2f", s / n }') bytes"
+build/tools/ktrace-run -o "$W/calls.d" -- build/tests/user/loop "$CALLS" >/dev/null ||
+	{ echo "bench/parquet: ktrace-run failed"; exit 1; }
+build/tools/dtrace --format=parquet -o "$W/calls.parquet" "$W/calls.d"/trace.* ||
+	{ echo "bench/parquet: the calls' export failed"; exit 1; }
+calls=$(build/tools/dtrace --report --format=csv "$W/calls.d"/trace.* |
+	awk -F, 'NR > 1 { n += $4 } END { print n }')
+echo "BENCH parquet_calls_bytes_per_row $(awk -v s="$(stat -c %s "$W/calls.parquet")" \
+	-v n="$calls" 'BEGIN { printf "%.2f", s / n }') bytes ($calls calls of tests/user/loop)"
 
 if [ ! -d "$DUCKDB_NODE_API" ]; then
 	echo "bench/parquet: no DuckDB (npm install --prefix build/npm @duckdb/node-api): no query times" >&2
@@ -66,12 +77,12 @@ fi
 query=$(awk '/:name: parquet-run-time$/ { on = 1; next }
 	     on && /^   / { sub(/^   /, ""); print; seen = 1; next }
 	     on && seen && /^[^ ]/ { exit }' Documentation/trace/ktrace-export.rst)
-DUCKDB_NODE_API=$DUCKDB_NODE_API node - "$W/t1.parquet" "$W/duckdb.parquet" "$RUNS" "$query" <<'JS'
+DUCKDB_NODE_API=$DUCKDB_NODE_API node - "$W/t1.parquet" "$W/calls.parquet" "$RUNS" "$query" <<'JS'
 'use strict';
 const { DuckDBInstance } = require(process.env.DUCKDB_NODE_API);
 const fs = require('fs');
 (async () => {
-	const [file, duck, runs, query] = process.argv.slice(2);
+	const [file, calls, runs, query] = process.argv.slice(2);
 	const con = await (await DuckDBInstance.create(':memory:')).connect();
 	const sql = query.split("'trace.parquet'").join(`'${file}'`);
 	const times = [];
@@ -82,12 +93,16 @@ const fs = require('fs');
 		times.push(Number(process.hrtime.bigint() - t0) / 1e6);
 	}
 	times.sort((a, b) => a - b);
-	await con.run(`COPY (SELECT * FROM '${file}') TO '${duck}' (FORMAT parquet, COMPRESSION zstd)`);
-	const n = (await con.runAndReadAll(`SELECT count(*) FROM '${file}'`)).getRows()[0][0];
 	console.log(`BENCH parquet_query_run_time_per_task ${times[(times.length - 1) >> 1].toFixed(1)} ms` +
 		    ` (DuckDB, ${rows} tasks, median of ${runs})`);
-	console.log(`BENCH duckdb_bytes_per_row ${(fs.statSync(duck).size / Number(n)).toFixed(2)} bytes` +
-		    ` (DuckDB's writer, zstd, the same rows)`);
+	for (const [name, f] of [['duckdb_bytes_per_row', file], ['duckdb_calls_bytes_per_row', calls]]) {
+		const duck = f + '.duckdb';
+
+		await con.run(`COPY (SELECT * FROM '${f}') TO '${duck}' (FORMAT parquet, COMPRESSION zstd)`);
+		const n = (await con.runAndReadAll(`SELECT count(*) FROM '${f}'`)).getRows()[0][0];
+		console.log(`BENCH ${name} ${(fs.statSync(duck).size / Number(n)).toFixed(2)} bytes` +
+			    ` (DuckDB's writer, zstd, the same rows)`);
+	}
 })().catch(e => { console.error('bench/parquet: ' + e.message); process.exit(1); });
 JS
 [ "${KEEP:-}" ] || rm -rf "$W"
