@@ -65,8 +65,7 @@ enum { PQ_ZSTD = 6 };						/* CompressionCodec */
 enum { PQ_DATA_PAGE = 0, PQ_DICTIONARY_PAGE = 2 };		/* PageType */
 
 /* Thrift compact protocol's field types */
-enum { TC_TRUE = 1, TC_FALSE = 2, TC_I32 = 5, TC_I64 = 6, TC_BINARY = 8, TC_LIST = 9,
-       TC_STRUCT = 12 };
+enum { TC_I32 = 5, TC_I64 = 6, TC_BINARY = 8, TC_LIST = 9, TC_STRUCT = 12 };
 
 /* The table's columns; documented in Documentation/trace/ktrace-export.rst. */
 enum pq_column {
