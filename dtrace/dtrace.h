@@ -179,6 +179,8 @@ struct dtrace_format {
 #define DTRACE_FMT_OWN_TASKS	(1u << 6)
 /* It draws the stacks of dt->stacks (stacks.h): their groups pass -e. */
 #define DTRACE_FMT_STACKS	(1u << 7)
+/* Binary: to the file -o names, never a terminal or the pager. */
+#define DTRACE_FMT_TO_FILE	(1u << 8)
 
 /* a line's columns and text: a task column besides its text */
 #define DTRACE_LINE_BOUND(nr_args)	(192 + KTEV_TASK_MAX + KTEV_TEXT_BOUND(nr_args))
@@ -193,6 +195,7 @@ extern const struct dtrace_format dtrace_ctf;		/* ctf.c */
 extern const struct dtrace_format dtrace_perfetto;	/* perfetto.c: JSON */
 extern const struct dtrace_format dtrace_perfetto_pb;	/* perfetto_pb.c: protobuf */
 extern const struct dtrace_format dtrace_latency;	/* latency.c */
+extern const struct dtrace_format dtrace_parquet;	/* parquet.c */
 
 /* --latency A,B, --key, --slowest: what latency.c pairs (parsed in its start()) */
 struct latency_opts {

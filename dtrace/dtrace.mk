@@ -8,11 +8,12 @@ DTRACE_OBJS	:= $(DTRACE_SRCS:%.c=$(O)/obj/%.o)
 TOOLS		+= $(O)/tools/dtrace $(O)/tools/static/dtrace
 # symbols.c reads ELF and DWARF with libdw; its static archive needs the
 # compressors it was built with.  C++ names are demangled by libstdc++
-# where it is installed (g++), else left as they are.
+# where it is installed (g++), else left as they are.  --format=parquet
+# compresses with zstd.
 DTRACE_HAVE_CXX		:= $(filter /%,$(shell $(CC) -print-file-name=libstdc++.a))
-DTRACE_LDLIBS		:= -ldw -lelf $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
+DTRACE_LDLIBS		:= -ldw -lelf -lzstd $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
 			   -pthread
-DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 \
+DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 -lzstd \
 			   $(if $(DTRACE_HAVE_CXX),-u __cxa_demangle -lstdc++) -pthread
 
 .PHONY: dtrace

@@ -140,7 +140,7 @@ static const struct kt_option options[] = {
 	  "text; ctf (-o DIR: CTF 1.8 for babeltrace2, Trace Compass); perfetto "
 	  "(Perfetto's protobuf trace); perfetto-json (Chrome's JSON);\n"
 	  "csv (--report's table); svg: a flame graph of --folded, --folded-time\n"
-	  "or --folded-offcpu" },
+	  "or --folded-offcpu; parquet (-o FILE: a table for SQL, DuckDB, Spark)" },
 	{ "raw", no_argument, OPT_RAW, NULL,
 	  "numbers, not names: thread ids, syscall, errno, signal, symbol numbers" },
 	{ "kallsyms", required_argument, OPT_KALLSYMS, "FILE",
@@ -285,7 +285,7 @@ static const struct dtrace_format *parse_format(const char *s)
 {
 	static const struct dtrace_format *const formats[] = {
 		&dtrace_text, &dtrace_ctf, &dtrace_perfetto_pb, &dtrace_perfetto,
-		&dtrace_report_csv, &dtrace_svg,
+		&dtrace_report_csv, &dtrace_svg, &dtrace_parquet,
 	};
 
 	char names[128] = "";
@@ -459,6 +459,8 @@ static void parse_options(struct dtrace *dt, const struct dtrace_format **fmt,
 		kt_usage_error("--to is before --from");
 	if (((*fmt)->flags & DTRACE_FMT_TO_DIR) && !*output)
 		kt_usage_error("--format=%s writes a directory: give it with -o DIR", (*fmt)->name);
+	if (((*fmt)->flags & DTRACE_FMT_TO_FILE) && !*output)
+		kt_usage_error("--format=%s writes a binary file: give it with -o FILE", (*fmt)->name);
 	if (dt->report->old_path && *fmt == &dtrace_text)
 		*fmt = &dtrace_report;
 	if ((dt->report->nr_keys || dt->report->per_thread || dt->report->old_path) &&

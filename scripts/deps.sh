@@ -21,6 +21,8 @@ pkgs=(
 	strace
 	# the probes' ground truth and debug info server (host 97, 98)
 	gdb g++ debuginfod
+	# dtrace --format=parquet's compression; node runs DuckDB from npm (host 103)
+	libzstd-dev nodejs
 )
 
 declare -A installed=()
