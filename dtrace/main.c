@@ -231,7 +231,9 @@ static unsigned int parse_jobs(const char *s)
  * shares a CPU with workers, the hand-overs cost more than the workers
  * save: bench/dtrace.sh on 2 idle CPUs, 20M events, took 1.93 s (3.4 s of
  * CPU) with two workers and 1.55 s (1.5 s) on one thread; with a build
- * running, 7.5 s against 5.8 s.  Idle: the online CPUs less what
+ * running, 7.5 s against 5.8 s.  One worker (-j 2) on 2 busy CPUs (load
+ * 4-7): 1.9-2.1 s of CPU against 1.55-1.75 s, 3.1-4.9 s against 2.5-3.7 s;
+ * on 2 idle ones it is yet to be measured.  Idle: the online CPUs less what
  * /proc/stat's procs_running counts besides this thread, read once.
  */
 static unsigned int default_jobs(void)
