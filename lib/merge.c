@@ -34,7 +34,7 @@ struct kt_merge {
 	bool scan;
 	unsigned int next;		/* scanning: heap[] index of the file handed out */
 	uint64_t tsc[SCAN_MAX];
-	bool advance;			/* heap[0]'s event was handed out */
+	bool advance;			/* heap[0]'s (scanning: heap[next]'s) event was handed out */
 	bool failed;
 };
 
