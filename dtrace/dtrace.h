@@ -208,7 +208,8 @@ struct latency_opts {
 
 /*
  * run.c: merge, filter and hand every event to @fmt, through the pipeline
- * of @jobs threads where @fmt is parallel; returns the exit status.
+ * where @fmt is parallel: @jobs threads in all, this one merging and
+ * @jobs - 1 formatting; returns the exit status.
  */
 int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int jobs);
 /*

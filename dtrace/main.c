@@ -165,7 +165,7 @@ static const struct kt_option options[] = {
 	{ "force", no_argument, 'f', NULL,
 	  "merge files of different boots or hosts, keep what is valid of bad files" },
 	{ "jobs", required_argument, 'j', "N",
-	  "format on N threads (default: one per idle CPU but one, up to 4; 1: none)" },
+	  "N threads, N-1 of them formatting (default: one per idle CPU, up to 5)" },
 	{ "list", no_argument, 'l', NULL, "list groups and events" },
 	{ "help", no_argument, 'h', NULL, "show this help and exit" },
 	{ "version", no_argument, 'V', NULL, "show the version and exit" },
@@ -233,12 +233,14 @@ static unsigned int parse_jobs(const char *s)
 }
 
 /*
- * Formatting threads: one per idle CPU but the one the merge thread needs,
- * at most 4; none with fewer than 3 idle CPUs.  Where the merge thread
+ * Threads in all (-j): one per idle CPU, the merging one included, at most
+ * 5; only this one with fewer than 3 idle CPUs.  Where the merge thread
  * shares a CPU with workers, the hand-overs cost more than the workers
  * save: bench/dtrace.sh on 2 idle CPUs, 20M events, took 1.93 s (3.4 s of
  * CPU) with two workers and 1.55 s (1.5 s) on one thread; with a build
- * running, 7.5 s against 5.8 s.  Idle: the online CPUs less what
+ * running, 7.5 s against 5.8 s.  One worker (-j 2) on 2 busy CPUs (load
+ * 4-7): 1.9-2.1 s of CPU against 1.55-1.75 s, 3.1-4.9 s against 2.5-3.7 s;
+ * on 2 idle ones it is yet to be measured.  Idle: the online CPUs less what
  * /proc/stat's procs_running counts besides this thread, read once.
  */
 static unsigned int default_jobs(void)
@@ -256,7 +258,7 @@ static unsigned int default_jobs(void)
 		fclose(f);
 	if (running > 1)
 		cpus -= running - 1;
-	return cpus < 3 ? 1 : cpus > 5 ? 4 : cpus - 1;
+	return cpus < 3 ? 1 : cpus > 5 ? 5 : cpus;
 }
 
 /* The ktev_parse_*() say what is wrong: a usage error. */

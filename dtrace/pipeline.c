@@ -49,7 +49,7 @@ struct pipeline {
 	pthread_cond_t changed;		/* any of the below */
 	struct batch *free;		/* empty batches */
 	struct batch *full, **full_tail;	/* to format, in order */
-	uint64_t written;		/* batches written: whose turn it is */
+	uint64_t written;		/* batches written: whose turn it is (read unlocked: below) */
 	bool done;			/* no more batches coming */
 	struct batch *cur;		/* being filled by the main thread */
 	uint64_t next_seq;
@@ -122,7 +122,7 @@ static void *worker(void *arg)
 		out_flush(&w.out);
 
 		pthread_mutex_lock(&pl->lock);
-		pl->written++;
+		__atomic_store_n(&pl->written, pl->written + 1, __ATOMIC_RELEASE);
 		b->next = pl->free;
 		pl->free = b;
 		pthread_cond_broadcast(&pl->changed);
@@ -154,12 +154,16 @@ static void send_batch(struct pipeline *pl)
 	pthread_mutex_unlock(&pl->lock);
 }
 
+/*
+ * Asked at every naming (tasks_sync()), a few percent of the events: no
+ * lock.  next_seq is the main thread's own; @written only grows, and a
+ * value read late says less is written than is, which keeps a naming
+ * longer, never shorter.
+ */
 void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written)
 {
-	pthread_mutex_lock(&pl->lock);
 	*filling = pl->next_seq;
-	*written = pl->written;
-	pthread_mutex_unlock(&pl->lock);
+	*written = __atomic_load_n(&pl->written, __ATOMIC_ACQUIRE);
 }
 
 void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)

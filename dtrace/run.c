@@ -89,9 +89,12 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 	bool first = true;
 
 	dtrace_format_start(dt, fmt);
-	/* symbols of user streams are looked up on this thread only */
+	/*
+	 * @jobs threads: this one merging, the others formatting.  Symbols
+	 * of user streams are looked up on this thread only.
+	 */
 	if ((fmt->flags & DTRACE_FMT_PARALLEL) && jobs > 1 && !dt->user_streams)
-		pl = pipeline_start(dt, fmt, jobs);
+		pl = pipeline_start(dt, fmt, jobs - 1);
 	while ((f = kt_merge_next(dt->merge))) {
 		const struct ktfile_event *ev = &f->ev;
 		bool kernel = f->hdr.cpu >= 0;

@@ -23,14 +23,10 @@
 
 char *dtrace_put_us(char *p, uint64_t ns, unsigned int width)
 {
-	unsigned int frac = ns % 1000;
+	uint64_t us = ns / 1000;
 
-	p = ktev_put_u64_width(p, ns / 1000, width > 4 ? width - 4 : 0);
-	p[0] = '.';
-	p[1] = '0' + frac / 100;
-	p[2] = '0' + frac / 10 % 10;
-	p[3] = '0' + frac % 10;
-	return p + 4;
+	p = ktev_put_u64_width(p, us, width > 4 ? width - 4 : 0);
+	return ktev_put_point3(p, ns - us * 1000);
 }
 
 /*

@@ -45,7 +45,7 @@ static char *format(unsigned int workers, size_t *len, bool *opened)
 		return NULL;
 	}
 	out_open_fd(&dt.out, fd, "out", DTRACE_OUT_SIZE);
-	dtrace_run(&dt, &dtrace_text, workers ? workers : 1);
+	dtrace_run(&dt, &dtrace_text, workers + 1);	/* and this thread */
 	out_flush(&dt.out);
 	free(dt.out.buf);
 	kstream_close(&dt);
@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!kstream_write(&ks, data, size))
 		return 0;
 	one = format(0, &one_len, &one_opened);
-	par = format(2 + (ks.options >> 5 & 3), &par_len, &par_opened);
+	par = format(1 + (ks.options >> 5 & 3), &par_len, &par_opened);
 	if (one_opened != par_opened)
 		__builtin_trap();
 	if (one && (one_len != par_len || memcmp(one, par, one_len))) {

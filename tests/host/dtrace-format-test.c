@@ -124,9 +124,30 @@ static void test_numbers(void)
 		snprintf(w, sizeof(w), "%" PRIu64, v);
 		if (strcmp(got, w))
 			bad = 1, ok(0, "ktev_put_u64 of random values", got, w);
+		/* columns up to 8 wide go in one store: narrower and wider too */
+		*ktev_put_u64_width(got, v >> (x % 31), i % 11) = '\0';
+		snprintf(w, sizeof(w), "%*" PRIu64, (int)(i % 11), v >> (x % 31));
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_u64_width of random values", got, w);
+		*ktev_put_hex(got, v) = '\0';
+		snprintf(w, sizeof(w), "%" PRIx64, v);
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_hex of random values", got, w);
 	}
 	if (!bad)
-		ok(1, "ktev_put_u64: random values of every length", NULL, NULL);
+		ok(1, "ktev_put_u64, _width (0-10), _hex: random values of every length",
+		   NULL, NULL);
+
+	for (unsigned int v = 0; v < 1000 && !bad; v++) {
+		char w[8];
+
+		*ktev_put_point3(got, v) = '\0';
+		snprintf(w, sizeof(w), ".%03u", v);
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_point3", got, w);
+	}
+	if (!bad)
+		ok(1, "ktev_put_point3: every value below 1000", NULL, NULL);
 }
 
 /*
