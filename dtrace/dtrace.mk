@@ -10,9 +10,9 @@ TOOLS		+= $(O)/tools/dtrace $(O)/tools/static/dtrace
 # compressors it was built with.  C++ names are demangled by libstdc++
 # where it is installed (g++), else left as they are.
 DTRACE_HAVE_CXX		:= $(filter /%,$(shell $(CC) -print-file-name=libstdc++.a))
-DTRACE_LDLIBS		:= -ldw -lelf $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
+DTRACE_LDLIBS		:= $(KT_LDLIBS) -ldw -lelf $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
 			   -pthread
-DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 \
+DTRACE_STATIC_LDLIBS	:= $(KT_LDLIBS) -ldw -lelf -lz -llzma -lbz2 \
 			   $(if $(DTRACE_HAVE_CXX),-u __cxa_demangle -lstdc++) -pthread
 
 .PHONY: dtrace
@@ -42,12 +42,12 @@ dtrace-test-tools: $(O)/tools/dtrace $(DTRACE_TEST_TOOLS) ## dtrace and the host
 
 $(O)/tests/ktgen: tests/gen/ktgen.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)
 
 $(O)/tests/merge-model: tests/host/merge-model.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)
 
 $(O)/tests/dtrace-format-test: tests/host/dtrace-format-test.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)

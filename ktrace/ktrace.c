@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ktevents.h"
+#include "ktfile.h"
 #include "ktrace.h"
 #include "opts.h"
 #include "probe.h"
@@ -23,6 +24,7 @@
 #define CPU_NR_MAX	8192	/* the kernel's largest NR_CPUS */
 #define OPT_FLIGHT	256	/* --flight: long only */
 #define OPT_DEBUG_DIR	257	/* --debug-dir: long only */
+#define OPT_ZSTD_LEVEL	258	/* --zstd-level: long only */
 
 /* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
 static const struct kt_option options[] = {
@@ -47,6 +49,11 @@ static const struct kt_option options[] = {
 	  "flight recorder: keep the newest records in the\n"
 	  "kernel; SIGUSR1 (and the end) writes them to\n"
 	  "BASE.N.cpuK, N = 1, 2, ...; tracing goes on" },
+	{ "zstd",     no_argument,       'z', NULL,
+	  "compress the trace files with zstd: BASE.cpuN.zst,\n"
+	  "read by dtrace as they are" },
+	{ "zstd-level", required_argument, OPT_ZSTD_LEVEL, "LEVEL",
+	  "zstd level for -z (default 1; negative: faster)" },
 	{ "buffer",   required_argument, 'b', "RECORDS",
 	  "per-CPU buffer size in records (16-16777216,\n"
 	  "rounded up to a power of two); empties the buffers" },
@@ -189,7 +196,8 @@ static void show_status(int ctl, const struct ktrace_info *info)
 int main(int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, true);	/* a command follows */
-	struct ktrace_opts o = { .output = "trace", .wait_ms = 100 };
+	struct ktrace_opts o = { .output = "trace", .wait_ms = 100,
+				 .zstd_level = KTFILE_ZSTD_LEVEL };
 	const char **cpu_args = xcalloc(argc, sizeof(*cpu_args));
 	unsigned int nr_cpu_args = 0;
 	bool list = false, recording;
@@ -216,6 +224,18 @@ int main(int argc, char **argv)
 		case OPT_FLIGHT:
 			o.flight = true;
 			break;
+		case 'z':
+			o.zstd = true;
+			break;
+		case OPT_ZSTD_LEVEL: {
+			int min, max;
+
+			if (!ktfile_zstd_parse_level(optarg, &o.zstd_level, &min, &max))
+				kt_usage_error("--zstd-level %s: not a zstd level (%d-%d)",
+					       optarg, min, max);
+			o.zstd = true;
+			break;
+		}
 		case 'c':
 			parse_cpus(optarg, -1, NULL, 0);
 			cpu_args[nr_cpu_args++] = optarg;

@@ -41,7 +41,7 @@ VM_TEST_LIBS	:= $(LIBKT_STATIC)
 
 $(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) -static -O2 $(KT_CFLAGS) -pthread -o $@ $< $(VM_TEST_LIBS)
+	$(CC) -static -O2 $(KT_CFLAGS) -pthread -o $@ $< $(VM_TEST_LIBS) $(KT_LDLIBS)
 
 # Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
 initramfs: tools vm-tests ## build/vm/initramfs.cpio: the static tools and tests/vm

@@ -39,6 +39,7 @@ FLAGS=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 LIB=($(make -s --no-print-directory -f lib/lib.mk -f - fuzz-lib-srcs \
 	<<<'fuzz-lib-srcs: ; @echo $(LIB_SRCS)')) || exit 1
 [ ${#LIB[@]} -gt 0 ] || { echo "fuzz: no LIB_SRCS in lib/lib.mk"; exit 1; }
+LIB+=(-lzstd)	# KT_LDLIBS: compressed trace files
 DTRACE=()	# dtrace's sources but its main()
 for f in dtrace/*.c; do
 	[ "$f" = dtrace/main.c ] || DTRACE+=("$f")
