@@ -437,12 +437,13 @@ static DIR *read_dir(struct run *run, int dir_fd)
 static void take_ring(struct run *run, struct ring *g)
 {
 	struct ring_src src = { .fd = -1 };
+	struct ktfile_writer out;
 	struct ktfile_header hdr;
 	struct kt_ring page;
 	uint64_t records;
 	const char *why;
 	struct stat st;
-	int fd, ok;
+	int fd, ok, out_fd;
 
 	fd = openat(run->rings_fd, g->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && spare_release(run))
@@ -493,8 +494,10 @@ static void take_ring(struct run *run, struct ring *g)
 		close(fd);
 		spare_keep(run);
 	}
-	ring_drain_init(&g->d, src, records, create_output(run, g, &hdr), g->tid, hdr.ref_tsc,
-			run->buf);
+	out_fd = create_output(run, g, &hdr);
+	out = g->d.out;
+	ring_drain_init(&g->d, src, records, out_fd, g->tid, hdr.ref_tsc, run->buf);
+	g->d.out = out;		/* the whole writer: -z's codec with its descriptor */
 	g->state = RING_LIVE;
 	g->next = run->rings;
 	run->rings = g;
