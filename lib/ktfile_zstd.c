@@ -382,9 +382,12 @@ size_t ktfile_zread(struct ktfile_zreader *z, int fd, void *buf, size_t len)
 	while (have < len) {
 		size_t n;
 
-		if (z->out_pos == z->out_len &&
-		    (z->state != KTFILE_Z_READING || !next_frame(z, fd)))
-			break;
+		if (z->out_pos == z->out_len) {
+			/* a frame may be empty (a skippable one): then the next */
+			if (z->state != KTFILE_Z_READING || !next_frame(z, fd))
+				break;
+			continue;
+		}
 		n = z->out_len - z->out_pos;
 		if (n > len - have)
 			n = len - have;
