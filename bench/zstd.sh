@@ -11,18 +11,19 @@
 #    compressing costs (CPU time of the -z run less the plain one's);
 #  - a call trace: ktrace-run (-z) of tests/user/loop CALLS: the same;
 #  - dtrace -j 1 on the kernel-like file plain and compressed: events per
-#    CPU second of each, and their ratio;
+#    CPU second of each, and their ratio; the same ratio on the drain's
+#    recording below (better compressed, faster decoded);
 #  - the recorder's drain: ktrace (-z) -c 0-1 -d DURATION on the fake device
 #    (tests/host/ktrace-cli-fakedev.c) at RATE records/s per CPU into
 #    BUF-record buffers: its CPU time per MB recorded with -z, over the
 #    plain run's, and the records each lost.
-# Prints BENCH lines.  EVENTS (2000000), CALLS (1000000), RATE (400000),
-# DURATION (2), BUF (65536).
+# Prints BENCH lines.  EVENTS (5000000), CALLS (2000000), RATE (400000),
+# DURATION (4), BUF (65536): CPU times are read to 10 ms.
 set -u
-EVENTS=${EVENTS:-2000000}
-CALLS=${CALLS:-1000000}
+EVENTS=${EVENTS:-5000000}
+CALLS=${CALLS:-2000000}
 RATE=${RATE:-400000}
-DURATION=${DURATION:-2}
+DURATION=${DURATION:-4}
 BUF=${BUF:-65536}
 RUNS=${RUNS:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,6 +65,8 @@ for r in $(seq "$RUNS"); do
 	echo "$(lost drain-plain)" >>"$W/lost-plain"
 	run drain-zstd "${FAKE[@]}" build/tools/ktrace -z -e sched -c 0-1 -b "$BUF" -d "$DURATION" -o "$W/dz"
 	echo "$(lost drain-zstd)" >>"$W/lost-zstd"
+	run dtrace-rec-plain build/tools/dtrace -j 1 "$W/dp.cpu0" "$W/dp.cpu1"
+	run dtrace-rec-zstd build/tools/dtrace -j 1 "$W/dz.cpu0.zst" "$W/dz.cpu1.zst"
 	[ "$r" = 1 ] || continue
 	k_mb=$(awk -v b="$(size "$W/kp.cpu0")" 'BEGIN { print b / 1e6 }')
 	k_ratio=$(awk -v a="$(size "$W/kp.cpu0")" -v b="$(size "$W/kz.cpu0.zst")" 'BEGIN { print a / b }')
@@ -76,7 +79,8 @@ for r in $(seq "$RUNS"); do
 		      -v b="$(($(size "$W/dz.cpu0.zst") + $(size "$W/dz.cpu1.zst")))" 'BEGIN { print a / b }')
 	events=$(build/tools/dtrace -S "$W/kp.cpu0" 2>/dev/null | awk '$1 == "events" { print $2 }')
 done
-for t in gen-plain gen-zstd run-plain run-zstd dtrace-plain dtrace-zstd drain-plain drain-zstd; do
+for t in gen-plain gen-zstd run-plain run-zstd dtrace-plain dtrace-zstd drain-plain drain-zstd \
+	 dtrace-rec-plain dtrace-rec-zstd; do
 	echo "bench/zstd: $t: cpu $(tr '\n' ' ' <"$W/$t.cpu")s" >&2
 done
 echo "bench/zstd: lost plain $(tr '\n' ' ' <"$W/lost-plain"), -z $(tr '\n' ' ' <"$W/lost-zstd")" >&2
@@ -93,6 +97,8 @@ echo "BENCH zstd_dtrace_plain_cpu_rate $(median <"$W/dtrace-plain.cpu" | awk -v 
 echo "BENCH zstd_dtrace_zstd_cpu_rate $(median <"$W/dtrace-zstd.cpu" | awk -v n="$events" '{ printf "%.0f", n / $1 }') events/cpu-s"
 echo "BENCH zstd_dtrace_zstd_vs_plain $(pairs dtrace-plain dtrace-zstd "a / b" | f2) x" \
      "(dtrace -j 1 events per CPU second, compressed over plain, round by round)"
+echo "BENCH zstd_dtrace_recorded_zstd_vs_plain $(pairs dtrace-rec-plain dtrace-rec-zstd "a / b" | f2) x" \
+     "(the same on the drain's recording, ratio $(echo "$d_ratio" | f2))"
 echo "BENCH zstd_drain_ratio $(echo "$d_ratio" | f2) x (the fake device's records)"
 echo "BENCH zstd_drain_cpu_per_mb $(pairs drain-plain drain-zstd "(b - a) * 1000 / $d_mb" | f2) ms/MB" \
      "(ktrace -z's CPU time over ktrace's, per MB recorded: $d_mb MB at $RATE records/s on 2 CPUs)"
