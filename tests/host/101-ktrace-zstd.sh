@@ -5,7 +5,8 @@
 # call trace.  Ground truth: the fake numbers each CPU's records 0, 1, 2,
 # ... (arg1) and counts what it drops, so a recording decoded by zstd -d
 # (an independent decoder) must be those numbers without a gap but the
-# lost markers' counts, as many as ktrace's summary says; dtrace must print
+# lost markers' counts, as many as ktrace's summary says (killed: whole
+# frames, the last one gone); dtrace must print
 # the same from the .zst files as from their zstd -d copies; a flight
 # snapshot must be a marker of the records overwritten, then the newest
 # records without a gap (as test 37 checks uncompressed); ktrace-run -z of
@@ -73,6 +74,22 @@ zstd -q -d l.cpu0.zst -o l.cpu0 2>/dev/null
 read -r n lost < <(numbered l.cpu0)
 check "--zstd-level=-5 implies -z: $n records numbered without a gap" \
 	'[ $rc -eq 0 ] && [ "$n" != bad ] && [ "$n" -gt 1000 ]'
+
+# killed outright: the file ends after its last whole frame, and reads clean
+# (env execs ktrace: $! is ktrace)
+env LD_PRELOAD="$FAKE" KTFAKE_PATH="$T/dev" KTRACE_DEV="$T/dev" KTFAKE_STATE="$T/state" \
+    KTFAKE_RATE=100000 "$KTRACE" -z -e sched -c 0 -o k >/dev/null 2>&1 &
+kt=$!
+sleep 1.5
+kill -KILL "$kt"
+wait "$kt" 2>/dev/null
+k_frames=$(python3 "$FRAMES" k.cpu0.zst 2>&1 | wc -l)
+zstd -q -d k.cpu0.zst -o k.cpu0 2>/dev/null
+read -r n lost < <(numbered k.cpu0)
+"$DTRACE" --no-pager -S k.cpu0.zst >/dev/null 2>k.err
+check "ktrace -z killed: $k_frames whole frames, $n records numbered without a gap, read without a warning" \
+	'[ "$k_frames" -ge 2 ] && [ "$n" != bad ] && [ "$n" -gt 0 ] && [ ! -s k.err ]'
+fk -e 0		# the mask a killed ktrace left on
 
 # ---- ktrace --flight -z ----------------------------------------------------
 snap() {
