@@ -11,9 +11,9 @@ TOOLS		+= $(O)/tools/dtrace $(O)/tools/static/dtrace
 # where it is installed (g++), else left as they are.  --format=parquet
 # compresses with zstd.
 DTRACE_HAVE_CXX		:= $(filter /%,$(shell $(CC) -print-file-name=libstdc++.a))
-DTRACE_LDLIBS		:= -ldw -lelf -lzstd $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
+DTRACE_LDLIBS		:= $(KT_LDLIBS) -ldw -lelf $(if $(DTRACE_HAVE_CXX),-Xlinker --no-as-needed -lstdc++) \
 			   -pthread
-DTRACE_STATIC_LDLIBS	:= -ldw -lelf -lz -llzma -lbz2 -lzstd \
+DTRACE_STATIC_LDLIBS	:= $(KT_LDLIBS) -ldw -lelf -lz -llzma -lbz2 \
 			   $(if $(DTRACE_HAVE_CXX),-u __cxa_demangle -lstdc++) -pthread
 
 .PHONY: dtrace
@@ -43,12 +43,12 @@ dtrace-test-tools: $(O)/tools/dtrace $(DTRACE_TEST_TOOLS) ## dtrace and the host
 
 $(O)/tests/ktgen: tests/gen/ktgen.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)
 
 $(O)/tests/merge-model: tests/host/merge-model.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)
 
 $(O)/tests/dtrace-format-test: tests/host/dtrace-format-test.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)

@@ -548,15 +548,20 @@ static char *find_beside(struct dtrace *dt, const char *suffix, char **expected)
 		*expected = NULL;
 	for (unsigned int i = 0; i < kt_merge_nr_files(dt->merge); i++) {
 		const struct ktfile_reader *f = kt_merge_file(dt->merge, i);
-		const char *dot = strrchr(f->path, '.');
+		/* BASE.cpuN or, compressed, BASE.cpuN.zst */
+		char *stem = xstrndup(f->path, strlen(f->path) -
+				      (has_suffix(f->path, KTFILE_ZSTD_SUFFIX) ?
+				       strlen(KTFILE_ZSTD_SUFFIX) : 0));
+		const char *dot = strrchr(stem, '.');
+		bool cpu_file = f->hdr.cpu >= 0 && dot && !strncmp(dot, ".cpu", 4) && dot[4] &&
+				strspn(dot + 4, "0123456789") == strlen(dot + 4);
 		struct stat st;
-		size_t base;
+		size_t base = dot ? (size_t)(dot - stem) : 0;
 		char *path;
 
-		if (f->hdr.cpu < 0 || !dot || strncmp(dot, ".cpu", 4) || !dot[4] ||
-		    strspn(dot + 4, "0123456789") != strlen(dot + 4))
+		free(stem);
+		if (!cpu_file)
 			continue;
-		base = dot - f->path;
 		path = xmalloc(base + strlen(suffix) + 1);
 		memcpy(path, f->path, base);
 		strcpy(path + base, suffix);

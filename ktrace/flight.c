@@ -203,9 +203,9 @@ static void flight_snapshot(struct flight *f, uint32_t mask)
 
 		if (dev_cpu_stats(f->ctl, cpu, &st) < 0)
 			die("cpu %u: KTRACE_IOC_CPU_STATS: %s", cpu, strerror(errno));
-		snprintf(path, len, "%s.cpu%u", base, cpu);
+		snprintf(path, len, "%s.cpu%u%s", base, cpu, f->o->zstd ? KTFILE_ZSTD_SUFFIX : "");
 		h.cpu = cpu;
-		ret = ktfile_create(&w, path, &h);
+		ret = ktfile_create_as(&w, path, &h, f->o->zstd, f->o->zstd_level);
 		if (ret < 0) {
 			pr_err("%s: %s", path, kt_create_strerror(ret));
 			f->failed = true;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ktevents.h"
+#include "ktfile.h"
 #include "ktnet.h"
 #include "ktrace.h"
 #include "opts.h"
@@ -30,6 +31,7 @@
 #define OPT_SPOOL_SIZE	261
 #define OPT_NAME	262
 #define OPT_SEND_WAIT	263
+#define OPT_ZSTD_LEVEL	264	/* --zstd-level: long only */
 
 /* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
 static const struct kt_option options[] = {
@@ -55,6 +57,11 @@ static const struct kt_option options[] = {
 	  "flight recorder: keep the newest records in the\n"
 	  "kernel; SIGUSR1 (and the end) writes them to\n"
 	  "BASE.N.cpuK, N = 1, 2, ...; tracing goes on" },
+	{ "zstd",     no_argument,       'z', NULL,
+	  "compress the trace files with zstd: BASE.cpuN.zst,\n"
+	  "read by dtrace as they are" },
+	{ "zstd-level", required_argument, OPT_ZSTD_LEVEL, "LEVEL",
+	  "zstd level for -z (default 1; negative: faster)" },
 	{ "buffer",   required_argument, 'b', "RECORDS",
 	  "per-CPU buffer size in records (16-16777216,\n"
 	  "rounded up to a power of two); empties the buffers" },
@@ -235,7 +242,7 @@ int main(int argc, char **argv)
 {
 	struct kt_opts opts = KT_OPTS(options, true);	/* a command follows */
 	struct ktrace_opts o = { .output = "trace", .wait_ms = 100, .spool_size = 256u << 20,
-				 .send_wait = 30 };
+				 .send_wait = 30, .zstd_level = KTFILE_ZSTD_LEVEL };
 	const char **cpu_args = xcalloc(argc, sizeof(*cpu_args));
 	unsigned int nr_cpu_args = 0;
 	bool list = false, recording, output_given = false;
@@ -262,6 +269,18 @@ int main(int argc, char **argv)
 		case OPT_FLIGHT:
 			o.flight = true;
 			break;
+		case 'z':
+			o.zstd = true;
+			break;
+		case OPT_ZSTD_LEVEL: {
+			int min, max;
+
+			if (!ktfile_zstd_parse_level(optarg, &o.zstd_level, &min, &max))
+				kt_usage_error("--zstd-level %s: not a zstd level (%d-%d)",
+					       optarg, min, max);
+			o.zstd = true;
+			break;
+		}
 		case 'c':
 			parse_cpus(optarg, -1, NULL, 0);
 			cpu_args[nr_cpu_args++] = optarg;
@@ -372,6 +391,9 @@ int main(int argc, char **argv)
 		kt_usage_error("--spool, --spool-size, --name: only with --send");
 	if (o.send && output_given)
 		kt_usage_error("-o: not with --send (the collector names the files)");
+	if (o.send && o.zstd)
+		kt_usage_error("-z: not with --send (frames are compressed on the wire; "
+			       "the collector writes the files)");
 	if (o.send && o.flight)
 		kt_usage_error("--send: not with --flight (its snapshots are files)");
 	if (probes.nr_pids && !nr_probe_specs)

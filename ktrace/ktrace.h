@@ -25,6 +25,8 @@ struct ktrace_opts {
 	uint32_t buf_records;	/* -b, 0 to leave the buffers alone */
 	bool status;		/* -s */
 	bool flight;		/* --flight */
+	bool zstd;		/* -z: compressed files, BASE.cpuN.zst */
+	int zstd_level;		/* --zstd-level, KTFILE_ZSTD_LEVEL by default */
 	bool *cpus;		/* -c, resolved: cpus[n] for n < nr_cpus */
 	unsigned int nr_cpus;	/* = nr_cpu_ids of the kernel */
 	char **command;		/* after --, NULL if none */

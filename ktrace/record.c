@@ -150,16 +150,17 @@ static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 {
 	struct ktfile_header h = *tmpl;
-	size_t len = strlen(r->o->output) + 16;
+	size_t len = strlen(r->o->output) + 20;	/* .cpuN.zst */
 
 	for (unsigned int i = 0; i < r->nr; i++) {
 		struct cpu_rec *c = &r->cpus[i];
 		int ret;
 
 		c->path = xmalloc(len);
-		snprintf(c->path, len, "%s.cpu%u", r->o->output, c->cpu);
+		snprintf(c->path, len, "%s.cpu%u%s", r->o->output, c->cpu,
+			 r->o->zstd ? KTFILE_ZSTD_SUFFIX : "");
 		h.cpu = c->cpu;
-		ret = ktfile_create(&c->file, c->path, &h);
+		ret = ktfile_create_as(&c->file, c->path, &h, r->o->zstd, r->o->zstd_level);
 		if (ret < 0) {
 			while (i--)
 				unlink(r->cpus[i].path);
@@ -224,6 +225,11 @@ static void drain_cpu(struct recorder *r, struct cpu_rec *c)
 			uint64_t before = c->file.records;
 
 			ret = stream_append(c, c->buf, nr);
+			/* compressed, a failed frame takes records of earlier reads with it */
+			if (c->file.records < before) {
+				c->unwritten += before - c->file.records;
+				before = c->file.records;
+			}
 			count_records(c, c->buf, nr, c->file.records - before);
 			if (ret < 0) {
 				pr_err("%s: %s; the file keeps its first %llu records (%llu bytes), "
@@ -258,7 +264,7 @@ static int replace_last_event(struct cpu_rec *c, uint64_t owed)
 	size_t k = c->nr_last, j = k - 1;
 	off_t off = ktfile_bytes(&c->file) - k * sizeof(*tail);
 
-	if (!k)
+	if (!k || c->file.codec)	/* a compressed frame is not rewritten */
 		return -ENOSPC;
 	while (j > 0 && (tail[j].event & KTRACE_EVT_CONT))
 		j--;
@@ -457,11 +463,11 @@ static void summary(struct recorder *r, double seconds)
 			c_lost = c->markers;
 		pr_info("cpu %u: %llu records, %llu lost, %llu bytes %s %s", c->cpu,
 			(unsigned long long)c->file.records, (unsigned long long)c_lost,
-			(unsigned long long)ktfile_bytes(&c->file), r->send ? "to" : "in",
+			(unsigned long long)ktfile_file_bytes(&c->file), r->send ? "to" : "in",
 			r->send ? r->o->send : c->path);
 		records += c->file.records;
 		lost += c_lost;
-		bytes += ktfile_bytes(&c->file);
+		bytes += ktfile_file_bytes(&c->file);
 	}
 	pr_info("%u CPU%s, %.3f s: %llu records, %llu lost, %llu bytes", r->nr,
 		r->nr == 1 ? "" : "s", seconds, (unsigned long long)records,

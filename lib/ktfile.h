@@ -82,14 +82,33 @@ int ktfile_header_init(struct ktfile_header *h, int cpu, uint64_t tsc_hz,
 /* TSC frequency measured against CLOCK_MONOTONIC over ~15 ms; 0 on failure. */
 uint64_t ktfile_tsc_hz(void);
 
+struct ktfile_writer;
+
+/*
+ * How a compressed writer (ktfile_create_zstd()) stores records: set by it,
+ * so that ktfile_write.c, which libktrace links, needs no libzstd.
+ */
+struct ktfile_codec {
+	int (*append)(struct ktfile_writer *w, const struct ktrace_record *recs, size_t nr);
+	int (*cut)(struct ktfile_writer *w, uint64_t records);
+	int (*close)(struct ktfile_writer *w);
+};
+
 /**
  * struct ktfile_writer - a trace file being written
  * @fd:      the open file, -1 once closed
- * @records: whole records in the file after the header
+ * @records: whole records in the file after the header (compressed: in
+ *           its frames and in the frame still being filled)
+ * @codec:   NULL: records go into the file as they are
+ * @codec_state: the codec's
+ * @file_bytes: compressed: bytes in the file (its whole frames)
  */
 struct ktfile_writer {
 	int fd;
 	uint64_t records;
+	const struct ktfile_codec *codec;
+	void *codec_state;
+	uint64_t file_bytes;
 };
 
 /* Bytes in the file: the header and every whole record. */
@@ -118,6 +137,55 @@ int ktfile_append(struct ktfile_writer *w, const struct ktrace_record *recs,
 
 /* Close the file.  Returns 0 or -errno from close(). */
 int ktfile_close(struct ktfile_writer *w);
+
+/*
+ * Cut the file back to its first @records records (a lost marker then
+ * takes the place of what was cut).  Returns 0, or -errno; compressed, only
+ * the last KTFILE_ZSTD_HOLD records can be cut (-ESPIPE before them).
+ */
+int ktfile_cut(struct ktfile_writer *w, uint64_t records);
+
+/* Bytes the file takes on disk: compressed or not. */
+static inline uint64_t ktfile_file_bytes(const struct ktfile_writer *w)
+{
+	return w->codec ? w->file_bytes : ktfile_bytes(w);
+}
+
+/* Write all of @buf; on error return -errno with *@done what got out. */
+int ktfile_write_all(int fd, const void *buf, size_t len, size_t *done);
+
+/* ---- compressed files: lib/ktfile_zstd.c (link -lzstd) ------------------- */
+
+/*
+ * A compressed trace file is the same byte stream (header, records) cut
+ * into independent zstd frames: the header alone, then about
+ * KTFILE_ZSTD_FRAME records a frame, each ending on an event boundary, each
+ * with its content size and checksum.  A torn last frame loses that frame
+ * only; readers tell the file by its magic.  Documentation/trace/ktrace-file.rst.
+ */
+#define KTFILE_ZSTD_SUFFIX	".zst"		/* ktrace -z: trace.cpu0.zst */
+#define KTFILE_ZSTD_FRAME	10922		/* records: 262128 bytes */
+#define KTFILE_ZSTD_HOLD	512		/* the last records stay cuttable */
+#define KTFILE_ZSTD_LEVEL	1		/* the default: fast, ~6x on records */
+#define KTFILE_ZSTD_MAX_FRAME	(8u << 20)	/* most bytes a frame the reader takes */
+
+/*
+ * ktfile_create() of a compressed file at zstd @level (ZSTD_minCLevel()
+ * to ZSTD_maxCLevel(); 0 is zstd's default).  The header goes out as the
+ * first frame now, records a frame at a time; ktfile_close() writes the last.
+ */
+int ktfile_create_zstd(struct ktfile_writer *w, const char *path,
+		       const struct ktfile_header *h, int level);
+
+/* ktfile_create_zstd() at @level when @zstd, else ktfile_create(). */
+int ktfile_create_as(struct ktfile_writer *w, const char *path,
+		     const struct ktfile_header *h, bool zstd, int level);
+
+/*
+ * @arg as a zstd level into *@level; false (*@min, *@max the levels there
+ * are, for the caller's message) when it is not one.
+ */
+bool ktfile_zstd_parse_level(const char *arg, int *level, int *min, int *max);
 
 /* ---- end of writer --------------------------------------------------------- */
 
@@ -187,6 +255,7 @@ struct ktfile_reader {
 	uint64_t map_from, map_to;
 	double map_scale;
 	struct ktrace_record *buf;
+	struct ktfile_zreader *z;	/* a compressed file: its decoder (ktfile_zstd.h) */
 };
 
 /*

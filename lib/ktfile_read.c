@@ -19,6 +19,7 @@
 
 #include "files.h"
 #include "ktfile.h"
+#include "ktfile_zstd.h"
 #include "util.h"
 
 #define RECORD_SIZE	sizeof(struct ktrace_record)
@@ -69,11 +70,49 @@ static int torn_tail(struct ktfile_reader *r, uint64_t off, uint64_t bytes, cons
 	return 0;
 }
 
-/* Read up to @len bytes; fewer only at the end of the file. */
+/* The decoder of a compressed file stopped before its end. */
+static bool zstd_trouble(const struct ktfile_reader *r)
+{
+	return r->z && (r->z->state == KTFILE_Z_TORN || r->z->state == KTFILE_Z_BAD);
+}
+
+/*
+ * Say why the decoder stopped, once the records before are taken.  Offsets
+ * are in the compressed file: where the torn or damaged frame starts.
+ */
+static int zstd_stopped(struct ktfile_reader *r)
+{
+	const struct ktfile_zreader *z = r->z;
+
+	if (z->state == KTFILE_Z_BAD)
+		return bad(r, z->off, "%s", z->why);
+	r->torn = z->left;
+	r->state = 0;
+	if (!(r->flags & KTFILE_QUIET)) {
+		if (z->content)
+			pr_warn("%s: offset %llu: torn tail (the file ends inside a compressed "
+				"frame), %llu bytes left out: %llu bytes of records (%llu records)",
+				r->path, (unsigned long long)z->off, (unsigned long long)z->left,
+				(unsigned long long)z->content,
+				(unsigned long long)(z->content / RECORD_SIZE));
+		else
+			pr_warn("%s: offset %llu: torn tail (the file ends inside a compressed "
+				"frame), %llu bytes left out", r->path,
+				(unsigned long long)z->off, (unsigned long long)z->left);
+	}
+	return 0;
+}
+
+/*
+ * Read up to @len bytes (of the decompressed stream: a compressed file
+ * reads as the uncompressed one); fewer only at the end of the file.
+ */
 static ssize_t read_full(struct ktfile_reader *r, void *buf, size_t len)
 {
 	size_t have = 0;
 
+	if (r->z)
+		return ktfile_zread(r->z, r->fd, buf, len);
 	while (have < len && !r->eof) {
 		ssize_t n = read(r->fd, (char *)buf + have, len - have);
 
@@ -229,7 +268,23 @@ struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flag
 	r->flags = flags & ~KTFILE_FORCE;	/* a bad header is never skipped */
 	r->state = 1;
 	r->buf = xmalloc(BUF_RECORDS * RECORD_SIZE);
-	n = read_full(r, &r->hdr, sizeof(r->hdr));
+	/* a compressed file is told by its first frame's magic */
+	n = read_full(r, &r->hdr, 4);
+	if (n == 4 && ktfile_zstd_magic((const unsigned char *)&r->hdr)) {
+		r->z = ktfile_zreader_new(&r->hdr, 4);
+		n = read_full(r, &r->hdr, sizeof(r->hdr));
+		if (n < (ssize_t)sizeof(r->hdr) && zstd_trouble(r)) {
+			if (r->z->state == KTFILE_Z_TORN)
+				bad(r, r->z->off, "the file ends inside its first compressed frame "
+				    "(%llu bytes), the header", (unsigned long long)r->z->left);
+			else
+				zstd_stopped(r);
+			goto fail;
+		}
+	} else if (n == 4) {
+		n = read_full(r, (char *)&r->hdr + 4, sizeof(r->hdr) - 4);
+		n = n < 0 ? n : n + 4;
+	}
 	if (n < 0) {
 		pr_err("%s: %s", name, strerror(errno));
 		goto fail;
@@ -271,6 +326,7 @@ void ktfile_reader_close(struct ktfile_reader *r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
+	ktfile_zreader_free(r->z);
 	free(r->buf);
 	free(r);
 }
@@ -320,7 +376,9 @@ static inline const struct ktrace_record *take(struct ktfile_reader *r)
 	const struct ktrace_record *rec = peek(r);
 
 	if (!rec) {
-		if (r->read_errno)
+		if (zstd_trouble(r))
+			zstd_stopped(r);
+		else if (r->read_errno)
 			bad(r, offset_of(r, 0), "read error: %s", strerror(r->read_errno));
 		else if (r->tail)
 			torn_tail(r, offset_of(r, 0), r->tail, "a record");
@@ -377,7 +435,7 @@ int ktfile_next(struct ktfile_reader *r)
 		if (rec->event & KTRACE_EVT_END)
 			return 1;
 	}
-	if (idx && !rec && r->read_errno) {
+	if (idx && !rec && (r->read_errno || zstd_trouble(r))) {
 		take(r);		/* the read error is the news */
 		return r->state;
 	}

@@ -152,8 +152,7 @@ int ktfile_header_init(struct ktfile_header *h, int cpu, uint64_t tsc_hz,
 	return ret;
 }
 
-/* Write all of buf; on error return -errno with *done set to what got out. */
-static int write_all(int fd, const void *buf, size_t len, size_t *done)
+int ktfile_write_all(int fd, const void *buf, size_t len, size_t *done)
 {
 	*done = 0;
 	while (*done < len) {
@@ -183,13 +182,12 @@ int ktfile_create(struct ktfile_writer *w, const char *path,
 	size_t done;
 	int ret;
 
-	w->fd = -1;
-	w->records = 0;
+	*w = (struct ktfile_writer){ .fd = -1 };
 	/* 0600, never through a link or into a device: see files.h */
 	w->fd = kt_create_file(path);
 	if (w->fd < 0)
 		return w->fd;
-	ret = write_all(w->fd, h, sizeof(*h), &done);
+	ret = ktfile_write_all(w->fd, h, sizeof(*h), &done);
 	if (ret < 0) {
 		/* a file without a whole header is no trace file: remove it */
 		if (is_regular(w->fd))
@@ -206,7 +204,9 @@ int ktfile_append(struct ktfile_writer *w, const struct ktrace_record *recs,
 	size_t done;
 	int ret;
 
-	ret = write_all(w->fd, recs, nr * sizeof(*recs), &done);
+	if (w->codec)
+		return w->codec->append(w, recs, nr);
+	ret = ktfile_write_all(w->fd, recs, nr * sizeof(*recs), &done);
 	w->records += done / sizeof(*recs);
 	if (ret < 0 && done % sizeof(*recs) && is_regular(w->fd)) {
 		off_t end = ktfile_bytes(w);
@@ -218,11 +218,28 @@ int ktfile_append(struct ktfile_writer *w, const struct ktrace_record *recs,
 	return ret;
 }
 
+int ktfile_cut(struct ktfile_writer *w, uint64_t records)
+{
+	off_t end;
+
+	if (records > w->records)
+		return -EINVAL;
+	if (w->codec)
+		return w->codec->cut(w, records);
+	end = KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record);
+	if (ftruncate(w->fd, end) < 0 || lseek(w->fd, end, SEEK_SET) < 0)
+		return -errno;
+	w->records = records;
+	return 0;
+}
+
 int ktfile_close(struct ktfile_writer *w)
 {
 	int ret = 0;
 
-	if (w->fd >= 0 && close(w->fd) < 0)
+	if (w->codec && w->fd >= 0)
+		ret = w->codec->close(w);	/* the last frame; frees the codec's state */
+	if (w->fd >= 0 && close(w->fd) < 0 && !ret)
 		ret = -errno;
 	w->fd = -1;
 	return ret;

@@ -15,6 +15,8 @@ LIB_HDRS	:= $(wildcard lib/*.h) include/uapi/linux/ktrace.h \
 LIBKT		:= $(O)/tools/libkt.a
 LIBKT_STATIC	:= $(O)/tools/static/libkt.a
 TOOLS		:=
+# compressed trace files (ktfile_zstd.c): every program that links libkt
+KT_LDLIBS	:= -lzstd
 
 .SECONDEXPANSION:
 tools: $(LIBKT) $(LIBKT_STATIC) $$(TOOLS) ## every tool and library, host and static (build/tools)

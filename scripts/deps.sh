@@ -7,6 +7,9 @@ pkgs=(
 	# tools and kernel build
 	gcc make libc6-dev binutils ccache flex bison bc libelf-dev libssl-dev
 	cpio xz-utils kmod rsync perl python3 patch git pkg-config file
+	# compressed trace files (ktrace -z; libzstd.a for the static tools), the
+	# zstd CLI the tests decode them with
+	libzstd-dev zstd
 	linux-source-6.1 linux-source-6.12 sparse
 	# the test VM
 	qemu-system-x86 busybox-static

@@ -29,6 +29,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   95-user-uftrace-suite 96-user-threads-debsrc
 HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb 105-collect-faults
 HOST_SLOW_TESTS	+= 103-dtrace-parquet
+HOST_SLOW_TESTS	+= 101-ktrace-zstd 102-dtrace-zstd-read
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
 check-quick: tools ## the host tests but HOST_SLOW_TESTS (under 2 minutes), "N passed, N failed"
@@ -42,7 +43,7 @@ VM_TEST_LIBS	:= $(LIBKT_STATIC)
 
 $(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
 	@mkdir -p $(@D)
-	$(CC) -static -O2 $(KT_CFLAGS) -pthread -o $@ $< $(VM_TEST_LIBS)
+	$(CC) -static -O2 $(KT_CFLAGS) -pthread -o $@ $< $(VM_TEST_LIBS) $(KT_LDLIBS)
 
 # Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
 initramfs: tools vm-tests ## build/vm/initramfs.cpio: the static tools and tests/vm

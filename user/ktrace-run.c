@@ -50,7 +50,7 @@
 
 #define DRAIN_PERIOD_MS	5	/* a round at least this often: exits, new rings */
 
-enum { OPT_DEPTH = 256 };
+enum { OPT_DEPTH = 256, OPT_ZSTD_LEVEL };
 
 /* The one options table (lib/opts.h), as ktrace's and dtrace's */
 static const struct kt_option options[] = {
@@ -68,6 +68,10 @@ static const struct kt_option options[] = {
 	  "record only FUNC's calls and their callees (name, glob, /regex/)" },
 	{ "notrace", required_argument, 'N', "FUNC",
 	  "do not record FUNC's calls, nor their callees" },
+	{ "zstd", no_argument, 'z', NULL,
+	  "compress the trace files with zstd (NAME.zst; -e: ktrace -z)" },
+	{ "zstd-level", required_argument, OPT_ZSTD_LEVEL, "LEVEL",
+	  "zstd level for -z (default 1; negative: faster)" },
 	{ "depth", required_argument, OPT_DEPTH, "N",
 	  "record only calls less than N deep (from the outermost -F call)" },
 	{ "help", no_argument, 'h', NULL, "show this help and exit" },
@@ -255,6 +259,9 @@ struct run {
 	bool child_done;
 	struct rlimit nofile;		/* the command's, as it was given to us */
 	bool nofile_raised;		/* ours is the hard limit: nofile goes back for it */
+	bool zstd;			/* -z: compressed files, NAME.zst */
+	int zstd_level;			/* --zstd-level */
+	const char *zstd_level_arg;	/* as given, for ktrace */
 	unsigned long files, records, failed;
 	uint64_t lost, unmarked;	/* lost records; of them, not marked in a file */
 };
@@ -355,16 +362,18 @@ static int create_output(struct run *run, struct ring *g, const struct ktfile_he
 	int ret = -EEXIST;
 
 	for (unsigned int n = 0; n < 1000 && ret == -EEXIST; n++) {
+		const char *zst = run->zstd ? KTFILE_ZSTD_SUFFIX : "";
+
 		if (n)
-			snprintf(g->out_name, sizeof(g->out_name), "trace.pid%u.tid%u.%u",
-				 h->pid, h->tid, n);
+			snprintf(g->out_name, sizeof(g->out_name), "trace.pid%u.tid%u.%u%s",
+				 h->pid, h->tid, n, zst);
 		else
-			snprintf(g->out_name, sizeof(g->out_name), "trace.pid%u.tid%u",
-				 h->pid, h->tid);
+			snprintf(g->out_name, sizeof(g->out_name), "trace.pid%u.tid%u%s",
+				 h->pid, h->tid, zst);
 		if (faccessat(run->dir_fd, g->out_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", run->dir, g->out_name);
-		ret = ktfile_create(&g->d.out, path, h);
+		ret = ktfile_create_as(&g->d.out, path, h, run->zstd, run->zstd_level);
 	}
 	if (ret < 0) {
 		pr_err("%s/%s: %s; the records of thread %u are not written (counted as lost)",
@@ -428,12 +437,13 @@ static DIR *read_dir(struct run *run, int dir_fd)
 static void take_ring(struct run *run, struct ring *g)
 {
 	struct ring_src src = { .fd = -1 };
+	struct ktfile_writer out;
 	struct ktfile_header hdr;
 	struct kt_ring page;
 	uint64_t records;
 	const char *why;
 	struct stat st;
-	int fd, ok;
+	int fd, ok, out_fd;
 
 	fd = openat(run->rings_fd, g->name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && spare_release(run))
@@ -484,8 +494,10 @@ static void take_ring(struct run *run, struct ring *g)
 		close(fd);
 		spare_keep(run);
 	}
-	ring_drain_init(&g->d, src, records, create_output(run, g, &hdr), g->tid, hdr.ref_tsc,
-			run->buf);
+	out_fd = create_output(run, g, &hdr);
+	out = g->d.out;
+	ring_drain_init(&g->d, src, records, out_fd, g->tid, hdr.ref_tsc, run->buf);
+	g->d.out = out;		/* the whole writer: -z's codec with its descriptor */
 	g->state = RING_LIVE;
 	g->next = run->rings;
 	run->rings = g;
@@ -789,7 +801,7 @@ int main(int argc, char **argv)
 	struct kt_opts opts = KT_OPTS(options, true);	/* the command's options are its own */
 	const char *dir = "ktrace.data", *kernel_mask = NULL, *lib;
 	char *preload, *abs_dir, *base, hz[32], **args;
-	struct run run = { .child_status = 0 };
+	struct run run = { .child_status = 0, .zstd_level = KTFILE_ZSTD_LEVEL };
 	uint64_t tsc_hz;
 	int c, n = 0;
 
@@ -827,6 +839,19 @@ int main(int argc, char **argv)
 		case 'D':
 			set_env("KTRACE_USER_DROP", "1");
 			break;
+		case 'z':
+			run.zstd = true;
+			break;
+		case OPT_ZSTD_LEVEL: {
+			int min, max;
+
+			if (!ktfile_zstd_parse_level(optarg, &run.zstd_level, &min, &max))
+				kt_usage_error("--zstd-level %s: not a zstd level (%d-%d)",
+					       optarg, min, max);
+			run.zstd = true;
+			run.zstd_level_arg = optarg;
+			break;
+		}
 		case 'F':
 			add_pattern("KTRACE_USER_FILTER", "--filter", optarg);
 			break;
@@ -899,7 +924,7 @@ int main(int argc, char **argv)
 	}
 	set_env("LD_PRELOAD", preload);
 
-	args = xcalloc(argc + 8, sizeof(*args));
+	args = xcalloc(argc + 11, sizeof(*args));
 	if (kernel_mask) {
 		char *ktrace = beside_me("ktrace", NULL);
 
@@ -910,6 +935,12 @@ int main(int argc, char **argv)
 		args[n++] = (char *)kernel_mask;
 		args[n++] = "-o";
 		args[n++] = base;
+		if (run.zstd)
+			args[n++] = "-z";
+		if (run.zstd_level_arg) {
+			args[n++] = "--zstd-level";
+			args[n++] = (char *)run.zstd_level_arg;
+		}
 		args[n++] = "--";
 	}
 	for (int i = optind; i < argc; i++)

@@ -199,6 +199,11 @@ static void take(struct ring_drain *d, uint64_t nr)
 	if (d->out.fd >= 0 && !d->write_err) {
 		int ret = ktfile_append(&d->out, d->buf, nr);
 
+		/* compressed, a failed frame takes records of earlier pieces with it */
+		if (d->out.records < before) {
+			d->lost = add_sat(d->lost, before - d->out.records);
+			before = d->out.records;
+		}
 		kept = d->out.records - before;
 		if (ret < 0) {
 			d->write_err = -ret;
@@ -292,6 +297,15 @@ static int mark_lost(struct ring_drain *d)
 					   .arg2 = (uint32_t)(d->lost >> 32) };
 		off_t off = KTFILE_HEADER_SIZE + at * sizeof(m);
 
+		if (d->out.codec) {
+			/* compressed: the frame being filled is cut and takes the marker */
+			if ((err = -ktfile_cut(&d->out, at)) || (err = -ktfile_append(&d->out, &m, 1)))
+				return -err;
+			d->marked = add_sat(d->marked, d->lost);
+			d->lost = 0;
+			d->torn = false;
+			return 0;
+		}
 		if (pwrite(d->out.fd, &m, sizeof(m), off) == sizeof(m)) {
 			if (at + 1 < d->out.records && ftruncate(d->out.fd, off + sizeof(m)) < 0)
 				return -errno;

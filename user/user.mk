@@ -53,7 +53,7 @@ $(O)/obj/user/%.o: user/%.c $(O)/obj/user/%.d
 
 $(O)/tools/ktrace-run: $(KTRACE_RUN_OBJS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(KTRACE_RUN_OBJS) $(LIBKT)
+	$(CC) $(CFLAGS) -o $@ $(KTRACE_RUN_OBJS) $(LIBKT) $(KT_LDLIBS)
 
 # ---- programs to trace: tests/user/*.c --------------------------------------
 #
@@ -144,4 +144,4 @@ $(UT)/loop-plain: tests/user/loop.c
 # writes a kernel stream for a user one, to test the merged call tree
 $(UT)/kfake: tests/user/kfake.c $(LIB_HDRS) $(LIBKT)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT)
+	$(CC) $(CFLAGS) $(KT_CFLAGS) -o $@ $< $(LIBKT) $(KT_LDLIBS)

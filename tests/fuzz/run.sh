@@ -39,6 +39,7 @@ FLAGS=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 LIB=($(make -s --no-print-directory -f lib/lib.mk -f - fuzz-lib-srcs \
 	<<<'fuzz-lib-srcs: ; @echo $(LIB_SRCS)')) || exit 1
 [ ${#LIB[@]} -gt 0 ] || { echo "fuzz: no LIB_SRCS in lib/lib.mk"; exit 1; }
+LIB+=(-lzstd)	# KT_LDLIBS: compressed trace files
 DTRACE=()	# dtrace's sources but its main()
 for f in dtrace/*.c; do
 	[ "$f" = dtrace/main.c ] || DTRACE+=("$f")
@@ -66,7 +67,8 @@ gen() { "$ROOT/$O/tests/ktgen" -c 1 -n 12 "$@" "$OUT/ktfile/seeds/s" >/dev/null;
 i=0
 for args in "" "-l 3" "-U 300" "--swap -l 2" "-u 1 -c 1" "--step 0" \
 	    "--corrupt truncated" "--corrupt order" "--corrupt cont-seq" "--corrupt cont-end" \
-	    "--corrupt cont-orphan" "--corrupt version"; do
+	    "--corrupt cont-orphan" "--corrupt version" "--zstd 1" "--zstd 1 -l 3 -u 1 -c 1" \
+	    "--zstd -5 --swap"; do
 	rm -f "$OUT"/ktfile/seeds/s.*
 	gen $args
 	for f in "$OUT"/ktfile/seeds/s.*; do
@@ -74,6 +76,10 @@ for args in "" "-l 3" "-U 300" "--swap -l 2" "-u 1 -c 1" "--step 0" \
 		i=$((i + 1))
 	done
 done
+# a compressed file torn inside its records frame
+gen --zstd 1
+head -c 300 "$OUT"/ktfile/seeds/s.cpu0.zst >"$OUT/ktfile/seeds/seed-$i"
+rm -f "$OUT"/ktfile/seeds/s.*
 
 }
 

@@ -31,6 +31,7 @@ static struct {
 	unsigned int cpus, users;
 	const char *boot_id, *hostname, *corrupt;
 	bool swap;
+	int zstd;		/* --zstd LEVEL: compressed, BASE.cpuN.zst; 0 none */
 } opt = {
 	.seed = 1, .events = 100, .step = 1000, .hz = 1000000000, .start = 1000000,
 	.cpus = 2, .boot_id = "6c0e3f8a-1d2b-4c5d-9e8f-0a1b2c3d4e5f", .hostname = "ktgen",
@@ -227,7 +228,8 @@ static void write_stream(struct stream *s, int cpu, unsigned int nr)
 	}
 	if (opt.swap)
 		ktfile_swap_header(&h);
-	ret = ktfile_create(&s->w, s->path, &h);
+	ret = opt.zstd ? ktfile_create_zstd(&s->w, s->path, &h, opt.zstd) :
+			 ktfile_create(&s->w, s->path, &h);
 	if (ret < 0)
 		die("%s: %s", s->path, strerror(-ret));
 	if (opt.swap)
@@ -264,6 +266,7 @@ static void usage(void)
 		"      --skew N      start each stream up to N later (0)\n"
 		"      --boot-id S   --hostname S   header fields\n"
 		"      --swap        write the other byte order\n"
+		"      --zstd LEVEL  compressed (BASE.cpuN.zst) at zstd LEVEL, not 0\n"
 		"      --corrupt K   break the cpu0 file and print the offset; K: magic version\n"
 		"                    header-size byte-order record-size cpu tsc-hz string\n"
 		"                    short-header empty truncated order cont-orphan cont-seq cont-end\n");
@@ -277,7 +280,8 @@ int main(int argc, char **argv)
 		{ "events", 1, NULL, 'n' }, { "lost", 1, NULL, 'l' }, { "unknown", 1, NULL, 'U' },
 		{ "step", 1, NULL, 'T' }, { "hz", 1, NULL, 'H' }, { "start", 1, NULL, 'A' },
 		{ "skew", 1, NULL, 'K' }, { "boot-id", 1, NULL, 'B' }, { "hostname", 1, NULL, 'N' },
-		{ "swap", 0, NULL, 'W' }, { "corrupt", 1, NULL, 'X' }, { NULL, 0, NULL, 0 },
+		{ "swap", 0, NULL, 'W' }, { "corrupt", 1, NULL, 'X' }, { "zstd", 1, NULL, 'Z' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct stream *s = xcalloc(1, sizeof(*s));
 	char path[4096];
@@ -300,19 +304,21 @@ int main(int argc, char **argv)
 		case 'N': opt.hostname = optarg; break;
 		case 'W': opt.swap = true; break;
 		case 'X': opt.corrupt = optarg; break;
+		case 'Z': opt.zstd = strtol(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
 	if (optind != argc - 1 || !opt.hz || opt.events < 2)
 		usage();
-	if (opt.corrupt && !strstr(CORRUPTIONS, opt.corrupt))
+	if (opt.corrupt && (!strstr(CORRUPTIONS, opt.corrupt) || opt.zstd))
 		usage();
 	rng = opt.seed * 0x9e3779b97f4a7c15ull + 1;
 	for (unsigned int i = 0; i < opt.cpus + opt.users; i++) {
 		bool user = i >= opt.cpus;
 		unsigned int nr = user ? i - opt.cpus : i;
 
-		snprintf(path, sizeof(path), "%s.%s%u", argv[optind], user ? "user" : "cpu", nr);
+		snprintf(path, sizeof(path), "%s.%s%u%s", argv[optind], user ? "user" : "cpu", nr,
+			 opt.zstd ? KTFILE_ZSTD_SUFFIX : "");
 		s->path = path;
 		write_stream(s, user ? -1 : (int)nr, nr);
 		if (s->bad_offset >= 0)
