@@ -16,6 +16,12 @@
  * Prints "BENCH probe_MODE NS ns", the median of ROUNDS rounds.
  *
  *   probe-bench ROUNDS CALLS
+ *   probe-bench loop CALLS [PROCS [ktrace_masked]]
+ * The second form (bench/probe-peers.sh, where the probe belongs to another
+ * program: perf, bpftrace, ktrace -P) calls the function CALLS times once,
+ * in PROCS processes at once (one a CPU, for a burst; default 1), with no
+ * probe of its own or with the masked ktrace probe, and prints
+ * "LOOP NS_PER_CALL CALLS_MADE" (the slowest process's time).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/ktrace.h>
@@ -168,8 +176,48 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* PROCS processes, each on its own CPU, start their loops together */
+static int loop(long calls, int procs, enum mode mode)
+{
+	int go[2], res[2], p, status;
+	double ns, slowest = 0;
+	cpu_set_t cpu;
+	char c = 0;
+
+	if (pipe(go) || pipe(res))
+		die("pipe");
+	for (p = 0; p < procs; p++) {
+		if (fork() == 0) {
+			CPU_ZERO(&cpu);
+			CPU_SET(p % CPU_SETSIZE, &cpu);
+			if (procs > 1)
+				sched_setaffinity(0, sizeof(cpu), &cpu);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			ns = round_ns(NONE, calls);
+			_exit(write(res[1], &ns, sizeof(ns)) != sizeof(ns));
+		}
+	}
+	/* the masked probe, added once for every process (it is the file's) */
+	if (mode == KTRACE_MASKED)
+		ktrace_probe(1, KTRACE_GRP_user);
+	for (p = 0; p < procs; p++)
+		if (write(go[1], &c, 1) != 1)
+			die("pipe");
+	for (p = 0; p < procs; p++) {
+		if (read(res[0], &ns, sizeof(ns)) != sizeof(ns))
+			die("a looping process died");
+		slowest = ns > slowest ? ns : slowest;
+	}
+	while (wait(&status) > 0)
+		;
+	printf("LOOP %.1f %ld\n", slowest, calls * procs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	int looping = argc > 2 && !strcmp(argv[1], "loop");
 	int rounds = argc > 1 ? atoi(argv[1]) : 5, r, m;
 	long calls = argc > 2 ? atol(argv[2]) : 10000;
 	double *ns[NR_MODES];
@@ -182,9 +230,15 @@ int main(int argc, char **argv)
 	exe[n] = '\0';
 	offset = file_offset_of((void *)bench_probed);
 	bin = open(exe, O_RDONLY);
+	if (bin < 0)
+		die(exe);
+	if (looping && (argc < 5 || strcmp(argv[4], names[KTRACE_MASKED])))
+		return loop(calls, argc > 3 ? atoi(argv[3]) : 1, NONE);
 	kt = open("/dev/ktrace", O_RDWR);
-	if (bin < 0 || kt < 0)
-		die("open");
+	if (kt < 0)
+		die("/dev/ktrace");
+	if (looping)
+		return loop(calls, argc > 3 ? atoi(argv[3]) : 1, KTRACE_MASKED);
 	snprintf(def, sizeof(def),
 		 "p:ktbench/floor %s:0x%lx\n"
 		 "p:ktbench/fetch %s:0x%lx a=%%di:u64 b=%%si:u64 c=+%zu(+0(+0(%%dx))):s32\n",
