@@ -9,7 +9,7 @@
 # copied: bpftrace alone pulls in LLVM (over 100 MiB of libraries).
 #   scripts/hostroot.sh KREL KDIR OUT
 # KDIR is the kernel's extracted package (scripts/stock-kernel.sh fetch):
-# its 9p modules and their dependencies (modinfo's depends, decompressed)
+# its 9p and virtio modules and their dependencies (modinfo's depends, decompressed)
 # go into OUT, the test VM's initramfs plus /hostroot/; prints the QEMU
 # arguments that export the root.  In the guest, kt_run=/hostroot/enter
 # hostroot_run=PROGRAM (a path on the host, run by /bin/sh in the chroot,
@@ -39,6 +39,8 @@ want() {	# MODULE
 	esac
 	order+=("$1")
 }
+# virtio_pci is built in on 6.12, a module on 6.1
+[ -z "$(find "$mods" -name 'virtio_pci.ko*')" ] || want virtio_pci
 for m in 9pnet_virtio 9p; do want "$m"; done
 echo "${order[*]}" >"$work/modules"
 

@@ -21,7 +21,9 @@
  * program: perf, bpftrace, ktrace -P) calls the function CALLS times once,
  * in PROCS processes at once (one a CPU, for a burst; default 1), with no
  * probe of its own or with the masked ktrace probe, and prints
- * "LOOP NS_PER_CALL CALLS_MADE" (the slowest process's time).
+ * "LOOP NS_PER_CALL CPU_NS_PER_CALL CALLS_MADE" (the slowest process's
+ * time, and its CPU time: what the probe cost the traced thread itself,
+ * without the consumers' time when they ran on its CPU).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,11 +91,11 @@ static unsigned long file_offset_of(void *fn)
 	return 0;
 }
 
-static double now_ns(void)
+static double now_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -120,12 +122,13 @@ static uint32_t ktrace_probe(int full, uint32_t mask)
 	return p.id;
 }
 
-static double round_ns(enum mode mode, long calls)
+/* ns a call, on the clock; *cpu_ns, if asked, in the thread's CPU time */
+static double round_ns(enum mode mode, long calls, double *cpu_ns)
 {
 	static struct node nodes[3] = { { &nodes[1], 0 }, { &nodes[2], 0 }, { NULL, 42 } };
 	struct ktrace_probe_del del = { 0 };
 	struct ktrace_mask off = { 0 };
-	double start, ns;
+	double start, cpu_start, ns;
 	long i;
 
 	switch (mode) {
@@ -145,10 +148,13 @@ static double round_ns(enum mode mode, long calls)
 	default:
 		break;
 	}
-	start = now_ns();
+	cpu_start = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	start = now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < calls; i++)
 		bench_probed(i, 2, nodes);
-	ns = (now_ns() - start) / calls;
+	ns = (now_ns(CLOCK_MONOTONIC) - start) / calls;
+	if (cpu_ns)
+		*cpu_ns = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / calls;
 	switch (mode) {
 	case FLOOR:
 		put(TRACEFS "/events/ktbench/floor/enable", "0", 0);
@@ -180,7 +186,7 @@ static int cmp(const void *a, const void *b)
 static int loop(long calls, int procs, enum mode mode)
 {
 	int go[2], res[2], p, status;
-	double ns, slowest = 0;
+	double ns[2], slowest[2] = { 0, 0 };
 	cpu_set_t cpu;
 	char c = 0;
 
@@ -194,8 +200,8 @@ static int loop(long calls, int procs, enum mode mode)
 				sched_setaffinity(0, sizeof(cpu), &cpu);
 			if (read(go[0], &c, 1) != 1)
 				_exit(1);
-			ns = round_ns(NONE, calls);
-			_exit(write(res[1], &ns, sizeof(ns)) != sizeof(ns));
+			ns[0] = round_ns(NONE, calls, &ns[1]);
+			_exit(write(res[1], ns, sizeof(ns)) != sizeof(ns));
 		}
 	}
 	/* the masked probe, added once for every process (it is the file's) */
@@ -205,13 +211,14 @@ static int loop(long calls, int procs, enum mode mode)
 		if (write(go[1], &c, 1) != 1)
 			die("pipe");
 	for (p = 0; p < procs; p++) {
-		if (read(res[0], &ns, sizeof(ns)) != sizeof(ns))
+		if (read(res[0], ns, sizeof(ns)) != sizeof(ns))
 			die("a looping process died");
-		slowest = ns > slowest ? ns : slowest;
+		slowest[0] = ns[0] > slowest[0] ? ns[0] : slowest[0];
+		slowest[1] = ns[1] > slowest[1] ? ns[1] : slowest[1];
 	}
 	while (wait(&status) > 0)
 		;
-	printf("LOOP %.1f %ld\n", slowest, calls * procs);
+	printf("LOOP %.1f %.1f %ld\n", slowest[0], slowest[1], calls * procs);
 	return 0;
 }
 
@@ -249,7 +256,7 @@ int main(int argc, char **argv)
 		ns[m] = calloc(rounds, sizeof(double));
 	for (r = 0; r < rounds; r++)
 		for (m = 0; m < NR_MODES; m++)
-			ns[m][r] = round_ns(m, calls);
+			ns[m][r] = round_ns(m, calls, NULL);
 	for (m = 0; m < NR_MODES; m++) {
 		qsort(ns[m], rounds, sizeof(double), cmp);
 		printf("BENCH probe_%s %.0f ns\n", names[m], ns[m][rounds / 2]);

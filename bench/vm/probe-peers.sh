@@ -5,13 +5,14 @@
 # (scripts/hostroot.sh; bench/probe-peers.sh boots it), the cost of one
 # probe hit on the traced thread for ktrace and its peers, and what each
 # loses in a burst with 384 KiB of buffer a CPU.  Prints
-#   RAW ROUND TOOL NS_PER_CALL BASELINE_NS_PER_CALL
+#   RAW ROUND TOOL NS_PER_CALL BASELINE_NS_PER_CALL   (the traced thread's CPU time)
 #   LOST TOOL HITS_RECORDED LOST_AS_REPORTED UNIT HITS_MADE WRONG_VALUES
 # for the host to reduce.  Environment (kernel command line): bench_dir
-# (probe-bench, ktrace.ko), bench_tools (build/tools), bench_rounds,
-# bench_calls, bench_burst (calls a process in the burst, one a CPU).
+# (probe-bench, ktrace.ko), bench_tools (build/tools), bench_part (cost,
+# lost or both), bench_rounds, bench_calls, bench_burst (calls a process
+# in the burst, one a CPU).
 set -u
-dir=$bench_dir tools=$bench_tools
+dir=${bench_dir:?} tools=${bench_tools:?} part=${bench_part:-cost lost}
 rounds=${bench_rounds:-5} calls=${bench_calls:-10000} burst=${bench_burst:-20000}
 pb=$dir/probe-bench
 T=/sys/kernel/tracing
@@ -39,7 +40,9 @@ chain="n.next.next.val"
 bt_node='struct node { struct node *next; int val; }'
 bt_chain='((struct node *)arg2)->next->next->val'
 
-loop() { "$pb" loop "$@" | awk '$1 == "LOOP" { print $2 }'; }
+# the LOOP line's CPU time a call
+cpu_ns() { awk '$1 == "LOOP" { print $3 }'; }
+loop() { "$pb" loop "$@" | cpu_ns; }
 ftrace_on() {	# EVENT: enabled, read by cat trace_pipe into $w/ftrace.txt
 	echo > $T/trace
 	echo 1 >$T/events/$1/enable
@@ -58,23 +61,23 @@ run() {
 	tracefs_bare)	ftrace_on ktbench/bare; loop $n $procs; ftrace_off ktbench/bare ;;
 	tracefs_chain)	ftrace_on ktbench/chain; loop $n $procs; ftrace_off ktbench/chain ;;
 	ktrace_regs)	"$tools/ktrace" -e probe -b 16384 -o $w/kt -P "$spec a b" -- \
-				"$pb" loop $n $procs 2>$w/ktrace.err | awk '$1 == "LOOP" { print $2 }' ;;
+				"$pb" loop $n $procs 2>$w/ktrace.err | cpu_ns ;;
 	ktrace_chain)	"$tools/ktrace" -e probe -b 16384 -o $w/kt -P "$spec a b $chain" -- \
-				"$pb" loop $n $procs 2>$w/ktrace.err | awk '$1 == "LOOP" { print $2 }' ;;
+				"$pb" loop $n $procs 2>$w/ktrace.err | cpu_ns ;;
 	perf_chain)	perf record -m 512K -e "$pgroup:ppeer" -o $w/perf.data -- \
-				"$pb" loop $n $procs 2>$w/perf.err | awk '$1 == "LOOP" { print $2 }' ;;
-	bpftrace_map)	bpftrace -o $w/bt.out -e "$bt_node; uprobe:$pb:bench_probed { @hits[arg1, $bt_chain] = count(); @a = sum(arg0); }" \
-				-c "$pb loop $n $procs" 2>$w/bt.err | awk '$1 == "LOOP" { print $2 }' ;;
+				"$pb" loop $n $procs 2>$w/perf.err | cpu_ns ;;
+	bpftrace_map)	bpftrace -o $w/bt.out -e "$bt_node; uprobe:\"$pb\":bench_probed { @hits[arg1, $bt_chain] = count(); @a = sum(arg0); }" \
+				-c "$pb loop $n $procs" 2>$w/bt.err | cpu_ns ;;
 	bpftrace_printf) BPFTRACE_PERF_RB_PAGES=128 bpftrace -o $w/bt.out \
-				-e "$bt_node; uprobe:$pb:bench_probed { printf(\"%ld %ld %d\\n\", arg0, arg1, $bt_chain); }" \
-				-c "$pb loop $n $procs" 2>$w/bt.err | awk '$1 == "LOOP" { print $2 }' ;;
+				-e "$bt_node; uprobe:\"$pb\":bench_probed { printf(\"%ld %ld %d\\n\", arg0, arg1, $bt_chain); }" \
+				-c "$pb loop $n $procs" 2>$w/bt.err | cpu_ns ;;
 	esac
 }
 
 echo 384 >$T/buffer_size_kb
 peers="floor tracefs_bare ktrace_regs ktrace_chain tracefs_chain perf_chain bpftrace_map bpftrace_printf"
-say "$(uname -r), $(nproc) CPUs, $rounds rounds of $calls calls: $peers"
-for r in $(seq "$rounds"); do
+[[ $part == *cost* ]] && say "$(uname -r), $(nproc) CPUs, $rounds rounds of $calls calls: $peers"
+[[ $part == *cost* ]] && for r in $(seq "$rounds"); do
 	for t in $peers; do
 		base=$(run none $calls 1)
 		ns=$(run $t $calls 1)
@@ -85,6 +88,7 @@ done
 
 # The burst: every CPU calls the function $burst times at once.  What each
 # tool says it lost, and what it recorded, against the calls made.
+[[ $part == *lost* ]] || { echo "@@BENCH-DONE@@"; exit 0; }
 procs=$(nproc) made=$((procs * burst))
 say "burst: $procs processes x $burst calls, 384 KiB a CPU (perf, bpftrace: 512 KiB, powers of two)"
 # tally PATTERN: the hits among the lines that match, and how many of them
