@@ -36,8 +36,8 @@
 #   bpftrace_printf 2.07 / 2.22   (rounds' spread under 1%)
 # Targets: 1.2 (two registers) and 1.5 (the chain) are just missed; the
 # chain is cheaper with ktrace than with every peer.  Burst, 80000 hits,
-# 6.12: ktrace lost none, ftrace 30702 (reported), bpftrace 34731 (1772
-# reported), perf none (2504, reported as one chunk, in another run).
+# three runs on 6.12: ktrace lost none, ftrace 30702-40800 (reported),
+# bpftrace 27234-34731 (0-1772 of them reported), perf 0-2504 (reported).
 # 6.1 (its burst on the wall clock: see below): ktrace lost none, ftrace
 # 11526 (reported), bpftrace 17469 (none reported), perf none.
 # Under TCG's wall clock a trap costs ~30 us and this host's load spread
