@@ -7,7 +7,8 @@
 # out (the floor: the trap, uprobes' own path, a handler that returns);
 # with a bare tracefs uprobe (no fetch args, recording into ftrace's ring);
 # with a tracefs uprobe fetching two registers and a 3-deref chain (what
-# perf probe would set up; neither perf nor bpftrace is in the busybox VM);
+# perf probe would set up; neither perf nor bpftrace is in the busybox VM:
+# bench/probe-peers.sh runs them against ktrace on stock kernels);
 # and with ktrace probes recording, empty and fetching the same values.
 # Interleaved rounds, medians.  Under TCG these are not real nanoseconds:
 # the ratios within the boot are what count.

@@ -16,6 +16,14 @@
  * Prints "BENCH probe_MODE NS ns", the median of ROUNDS rounds.
  *
  *   probe-bench ROUNDS CALLS
+ *   probe-bench loop CALLS [PROCS [ktrace_masked]]
+ * The second form (bench/probe-peers.sh, where the probe belongs to another
+ * program: perf, bpftrace, ktrace -P) calls the function CALLS times once,
+ * in PROCS processes at once (one a CPU, for a burst; default 1), with no
+ * probe of its own or with the masked ktrace probe, and prints
+ * "LOOP NS_PER_CALL CPU_NS_PER_CALL CALLS_MADE" (the slowest process's
+ * time, and its CPU time: what the probe cost the traced thread itself,
+ * without the consumers' time when they ran on its CPU).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/ktrace.h>
@@ -81,11 +91,11 @@ static unsigned long file_offset_of(void *fn)
 	return 0;
 }
 
-static double now_ns(void)
+static double now_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -112,12 +122,13 @@ static uint32_t ktrace_probe(int full, uint32_t mask)
 	return p.id;
 }
 
-static double round_ns(enum mode mode, long calls)
+/* ns a call, on the clock; *cpu_ns, if asked, in the thread's CPU time */
+static double round_ns(enum mode mode, long calls, double *cpu_ns)
 {
 	static struct node nodes[3] = { { &nodes[1], 0 }, { &nodes[2], 0 }, { NULL, 42 } };
 	struct ktrace_probe_del del = { 0 };
 	struct ktrace_mask off = { 0 };
-	double start, ns;
+	double start, cpu_start, ns;
 	long i;
 
 	switch (mode) {
@@ -137,10 +148,13 @@ static double round_ns(enum mode mode, long calls)
 	default:
 		break;
 	}
-	start = now_ns();
+	cpu_start = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	start = now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < calls; i++)
 		bench_probed(i, 2, nodes);
-	ns = (now_ns() - start) / calls;
+	ns = (now_ns(CLOCK_MONOTONIC) - start) / calls;
+	if (cpu_ns)
+		*cpu_ns = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / calls;
 	switch (mode) {
 	case FLOOR:
 		put(TRACEFS "/events/ktbench/floor/enable", "0", 0);
@@ -168,8 +182,49 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* PROCS processes, each on its own CPU, start their loops together */
+static int loop(long calls, int procs, enum mode mode)
+{
+	int go[2], res[2], p, status;
+	double ns[2], slowest[2] = { 0, 0 };
+	cpu_set_t cpu;
+	char c = 0;
+
+	if (pipe(go) || pipe(res))
+		die("pipe");
+	for (p = 0; p < procs; p++) {
+		if (fork() == 0) {
+			CPU_ZERO(&cpu);
+			CPU_SET(p % CPU_SETSIZE, &cpu);
+			if (procs > 1)
+				sched_setaffinity(0, sizeof(cpu), &cpu);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			ns[0] = round_ns(NONE, calls, &ns[1]);
+			_exit(write(res[1], ns, sizeof(ns)) != sizeof(ns));
+		}
+	}
+	/* the masked probe, added once for every process (it is the file's) */
+	if (mode == KTRACE_MASKED)
+		ktrace_probe(1, KTRACE_GRP_user);
+	for (p = 0; p < procs; p++)
+		if (write(go[1], &c, 1) != 1)
+			die("pipe");
+	for (p = 0; p < procs; p++) {
+		if (read(res[0], ns, sizeof(ns)) != sizeof(ns))
+			die("a looping process died");
+		slowest[0] = ns[0] > slowest[0] ? ns[0] : slowest[0];
+		slowest[1] = ns[1] > slowest[1] ? ns[1] : slowest[1];
+	}
+	while (wait(&status) > 0)
+		;
+	printf("LOOP %.1f %.1f %ld\n", slowest[0], slowest[1], calls * procs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	int looping = argc > 2 && !strcmp(argv[1], "loop");
 	int rounds = argc > 1 ? atoi(argv[1]) : 5, r, m;
 	long calls = argc > 2 ? atol(argv[2]) : 10000;
 	double *ns[NR_MODES];
@@ -182,9 +237,15 @@ int main(int argc, char **argv)
 	exe[n] = '\0';
 	offset = file_offset_of((void *)bench_probed);
 	bin = open(exe, O_RDONLY);
+	if (bin < 0)
+		die(exe);
+	if (looping && (argc < 5 || strcmp(argv[4], names[KTRACE_MASKED])))
+		return loop(calls, argc > 3 ? atoi(argv[3]) : 1, NONE);
 	kt = open("/dev/ktrace", O_RDWR);
-	if (bin < 0 || kt < 0)
-		die("open");
+	if (kt < 0)
+		die("/dev/ktrace");
+	if (looping)
+		return loop(calls, argc > 3 ? atoi(argv[3]) : 1, KTRACE_MASKED);
 	snprintf(def, sizeof(def),
 		 "p:ktbench/floor %s:0x%lx\n"
 		 "p:ktbench/fetch %s:0x%lx a=%%di:u64 b=%%si:u64 c=+%zu(+0(+0(%%dx))):s32\n",
@@ -195,7 +256,7 @@ int main(int argc, char **argv)
 		ns[m] = calloc(rounds, sizeof(double));
 	for (r = 0; r < rounds; r++)
 		for (m = 0; m < NR_MODES; m++)
-			ns[m][r] = round_ns(m, calls);
+			ns[m][r] = round_ns(m, calls, NULL);
 	for (m = 0; m < NR_MODES; m++) {
 		qsort(ns[m], rounds, sizeof(double), cmp);
 		printf("BENCH probe_%s %.0f ns\n", names[m], ns[m][rounds / 2]);
