@@ -7,14 +7,15 @@ pkgs=(
 	# tools and kernel build
 	gcc make libc6-dev binutils ccache flex bison bc libelf-dev libssl-dev
 	cpio xz-utils kmod rsync perl python3 patch git pkg-config file
-	# compressed trace files (ktrace -z; libzstd.a for the static tools), the
-	# zstd CLI the tests decode them with
+	# zstd: compressed trace files (ktrace -z; libzstd.a for the static tools),
+	# --send/--listen frames, --format=parquet's pages; the zstd CLI the tests
+	# decode with
 	libzstd-dev zstd
 	linux-source-6.1 linux-source-6.12 sparse
 	# the test VM
 	qemu-system-x86 busybox-static
-	# --send/--listen frames (zstd); symbols, graphs and the tracers we compare with or read our output
-	libzstd-dev libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools protobuf-compiler
+	# symbols, graphs and the tracers we compare with or read our output
+	libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools protobuf-compiler
 	liblttng-ust-dev trace-cmd
 	# libFuzzer
 	clang libclang-rt-dev
@@ -24,8 +25,8 @@ pkgs=(
 	strace
 	# the probes' ground truth and debug info server (host 97, 98)
 	gdb g++ debuginfod
-	# dtrace --format=parquet's compression; node runs DuckDB from npm (host 103)
-	libzstd-dev nodejs
+	# node runs DuckDB from npm (host 103)
+	nodejs
 )
 
 declare -A installed=()
