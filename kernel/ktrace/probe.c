@@ -562,7 +562,7 @@ static int ktrace_probe_get_pids(struct ktrace_uprobe *tu,
  * @uarg:  struct ktrace_probe
  *
  * Return: 0 with the id in @uarg->id, or a negative errno; nothing stays
- * registered on an error.
+ * registered on an error (-EFAULT writing the id included).
  */
 long ktrace_probe_add(const void *owner, void __user *uarg)
 {
@@ -629,15 +629,26 @@ long ktrace_probe_add(const void *owner, void __user *uarg)
 		goto out_unlock;
 	id = i;
 	tu->event = KTRACE_CODE(KTRACE_GRP_probe, id);
-	ret = -EFAULT;
-	if (put_user(id, &uprobe->id))
-		goto out_unlock;
 	/* Hits may come from here on: @tu is complete. */
 	ret = ktrace_uprobe_register(tu);
 	if (ret)
 		goto out_unlock;
 	ktrace_uprobes[id] = tu;
 	mutex_unlock(&ktrace_uprobe_mutex);
+
+	/*
+	 * The id goes out without the mutex: a page of the caller's that
+	 * stalls (userfaultfd) holds this call only, not every probe ioctl.
+	 * A caller that cannot learn the id cannot delete the probe: remove
+	 * it, unless another thread of the caller already did.
+	 */
+	if (put_user(id, &uprobe->id)) {
+		mutex_lock(&ktrace_uprobe_mutex);
+		if (ktrace_uprobes[id] == tu)
+			ktrace_uprobes_remove(owner, id);
+		mutex_unlock(&ktrace_uprobe_mutex);
+		return -EFAULT;
+	}
 	return 0;
 
 out_unlock:

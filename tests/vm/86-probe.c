@@ -18,6 +18,10 @@
  *  - removal: PROBE_DEL while threads call in a loop, and closing the file
  *    that added a probe, leave the threads running (a stray int3 would
  *    kill them with SIGTRAP) and their code byte as it was;
+ *  - the id written back: to a page userfaultfd write-protects, the call
+ *    waits for the page (the fault reaches the uffd reader) while another
+ *    probe ioctl returns meanwhile; to a read-only page, -EFAULT and no
+ *    probe left (the probed byte of this program's own code is not int3);
  *  - ktrace.ko: rmmod refused while a probe's file is open, then clean
  *    while threads call the probed function (they live on), reload works;
  *  - the ABI: every program rule -EINVAL, reserved fields, unknown flags,
@@ -31,6 +35,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -520,6 +526,99 @@ static void test_filter(int fd)
 	close(go_b[1]);
 }
 
+struct add_call {
+	int fd;
+	struct ktrace_probe *p;
+	int rc, done;
+};
+
+static void *add_thread(void *arg)
+{
+	struct add_call *c = arg;
+
+	c->rc = ioctl(c->fd, KTRACE_IOC_PROBE_ADD, c->p);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *del_thread(void *arg)
+{
+	struct add_call *c = arg;
+	struct ktrace_probe_del d = { .id = KTRACE_PROBE_MAX_ID };
+
+	c->rc = ioctl(c->fd, KTRACE_IOC_PROBE_DEL, &d) ? errno : 0;
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait up to @ms for @c to finish. */
+static int finished(struct add_call *c, int ms)
+{
+	while (ms-- > 0 && !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+}
+
+/* The id goes out after the probe mutex is dropped, and a failed copy leaves nothing. */
+static void test_id_copyout(int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct add_call add = { .fd = fd }, del = { .fd = fd };
+	struct ktrace_probe *p;
+	struct uffd_msg msg;
+	pthread_t ta, td;
+	struct pollfd pfd;
+	int32_t self = getpid();
+	int uffd, got, err;
+
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		bail("mmap");
+	*p = (struct ktrace_probe){ .fd = bin_fd, .offset = probed_offset,
+				    .pids = (uintptr_t)&self, .nr_pids = 1 };
+	/* read-only: the ioctl reads the struct, cannot write the id */
+	mprotect(p, page, PROT_READ);
+	err = ioctl(fd, KTRACE_IOC_PROBE_ADD, p) < 0 ? errno : 0;
+	ok(err == EFAULT, "the id to a read-only page: EFAULT (%s)", strerror(err));
+	ok(code_byte() != 0xcc, "... and no probe left: kt_probed() has no breakpoint here");
+	mprotect(p, page, PROT_READ | PROT_WRITE);
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	reg.range.start = wp.range.start = (uintptr_t)p;
+	reg.range.len = wp.range.len = page;
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_WRITEPROTECT, &wp)) {
+		printf("ok %d # SKIP userfaultfd write-protect: %s\n", ++kt_tests,
+		       strerror(errno));
+		munmap(p, page);
+		return;
+	}
+	add.p = p;
+	if (pthread_create(&ta, NULL, add_thread, &add))
+		bail("pthread_create");
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	got = poll(&pfd, 1, 10000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	      msg.event == UFFD_EVENT_PAGEFAULT &&
+	      (msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP);
+	ok(got && !add.done, "the id to a write-protected page: PROBE_ADD waits in its fault");
+	if (pthread_create(&td, NULL, del_thread, &del))
+		bail("pthread_create");
+	ok(finished(&del, 10000) && del.rc == ENOENT,
+	   "meanwhile PROBE_DEL of a free id returns, ENOENT (%s)",
+	   del.done ? strerror(del.rc) : "still waiting after 10 s");
+	wp.mode = 0;		/* lift the protection: the fault resolves */
+	ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+	pthread_join(ta, NULL);
+	pthread_join(td, NULL);
+	ok(add.rc == 0 && p->id, "then PROBE_ADD returns its id (%u)", p->id);
+	ok(code_byte() == 0xcc && !probe_del(fd, p->id), "the probe is in, and deleted");
+	close(uffd);
+	munmap(p, page);
+}
+
 static volatile int stop;
 
 static void *caller(void *arg)
@@ -682,6 +781,7 @@ int main(int argc, char **argv)
 	test_values(fd);
 	test_faults(fd);
 	test_filter(fd);
+	test_id_copyout(fd);
 	test_remove_under_load(fd, 0);
 	test_remove_under_load(fd, 1);
 	close(reader);
