@@ -57,6 +57,14 @@ $(O)/vm/tests/probe-target: tests/vm/probe-target.c
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -g -o $@ $<
 
+# probe-m32: a 32-bit program, whose hits the kernel refuses (86-probe);
+# nothing where the compiler cannot link -m32 (no gcc-multilib), and
+# 86-probe says so
+$(O)/vm/tests/probe-m32: tests/vm/probe-m32.c
+	@mkdir -p $(@D)
+	@$(CC) -m32 -static -O2 -o $@ $< 2>$(O)/vm/probe-m32.log || \
+		echo "ktrace: no -m32 (gcc-multilib): $@ not built, see $(O)/vm/probe-m32.log"
+
 # The fake /dev/ktrace the ktrace host tests preload (40-ktrace-cli.sh and
 # those that source fakedev-common.sh).
 $(O)/tests/ktrace-cli-fakedev.so: tests/host/ktrace-cli-fakedev.c include/uapi/linux/ktrace.h

@@ -43,6 +43,10 @@
  * accepted: a breakpoint installed where it is not wanted is caught by the
  * handler's check, and exec maps the new file, asking the filter again.
  *
+ * Only 64-bit processes: the fetch program's registers are DWARF x86-64
+ * numbers and CFA is 8 bytes above the stack pointer.  A hit in a 32-bit
+ * (ia32 or x32) task is recorded with every value missing, and counted.
+ *
  * uprobes changed its API in 6.12: uprobe_register() returns the uprobe,
  * unregistering is split into uprobe_unregister_nosync() and one
  * uprobe_unregister_sync() for many, and the filter lost its context
@@ -111,6 +115,7 @@ struct ktrace_uprobe {
 	unsigned int		nr_ops;
 	unsigned int		nr_pids;
 	unsigned int		nr_words;
+	unsigned int		nr_values;
 	struct pid		*pids[KTRACE_PROBE_MAX_PIDS];
 	struct ktrace_probe_op	ops[KTRACE_PROBE_MAX_OPS];
 };
@@ -289,6 +294,14 @@ static void ktrace_uprobe_record(const struct ktrace_uprobe *tu,
 
 	if (!(READ_ONCE(ktrace_group_mask) & KTRACE_GRP_probe))
 		return;
+	if (!user_64bit_mode(regs) || test_thread_flag(TIF_ADDR32)) {
+		/* ia32 or x32: another register file, 4-byte return addresses */
+		memset(args, 0, (1 + tu->nr_words) * sizeof(u32));
+		args[0] = (u32)(BIT_ULL(tu->nr_values) - 1);
+		atomic64_add(tu->nr_values, &ktrace_uprobe_missing);
+		ktrace_write_probe(tu->event, args, 1 + tu->nr_words);
+		return;
+	}
 	args[0] = 0;
 	for (i = 0; i < tu->nr_ops; i++) {
 		const struct ktrace_probe_op *op = &tu->ops[i];
@@ -525,6 +538,7 @@ static int ktrace_probe_check(struct ktrace_uprobe *tu)
 	    values > KTRACE_PROBE_MAX_VALUES || words > KTRACE_PROBE_MAX_WORDS)
 		return -EINVAL;
 	tu->nr_words = words;
+	tu->nr_values = values;
 	return 0;
 }
 

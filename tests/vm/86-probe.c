@@ -18,6 +18,9 @@
  *  - removal: PROBE_DEL while threads call in a loop, and closing the file
  *    that added a probe, leave the threads running (a stray int3 would
  *    kill them with SIGTRAP) and their code byte as it was;
+ *  - a 32-bit program (/tests/probe-m32, -m32): each of its N calls is a
+ *    hit with every value missing (its registers are not x86-64's), and
+ *    probe_missing grows by exactly the values of those hits;
  *  - the id written back: to a page userfaultfd write-protects, the call
  *    waits for the page (the fault reaches the uffd reader) while another
  *    probe ioctl returns meanwhile; to a read-only page, -EFAULT and no
@@ -526,6 +529,78 @@ static void test_filter(int fd)
 	close(go_b[1]);
 }
 
+/* A 32-bit program's hits: recorded, every value missing, counted. */
+static void test_m32(int fd)
+{
+	static const struct ktrace_probe_op ops[] = {
+		OP(REG, 0, 0, 5, 0), OP(EMIT, 8, 0, 0, 0),		/* rdi */
+		OP(CFA, 0, 0, 0, 0), OP(DEREF, 4, 0, 0, 0), OP(EMIT, 4, 0, 0, 0),
+	};
+	static struct hit hits[NR_CALLS];
+	int to[2], from[2], bin, rc, good;
+	unsigned int n, i;
+	uint64_t before;
+	char line[64];
+	struct ktrace_probe p = { .ops = (uintptr_t)ops, .nr_ops = 5, .nr_pids = 1 };
+	int32_t pid;
+	ssize_t len;
+
+	bin = open("/tests/probe-m32", O_RDONLY);
+	if (bin < 0) {
+		printf("ok %d # SKIP no /tests/probe-m32 (built only with gcc-multilib)\n",
+		       ++kt_tests);
+		return;
+	}
+	new_phase();
+	if (pipe(to) || pipe(from))
+		bail("pipe");
+	pid = fork_pinned();
+	if (!pid) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		execl("/tests/probe-m32", "probe-m32", "20", (char *)NULL);
+		dprintf(1, "exec: %s\n", strerror(errno));
+		_exit(99);
+	}
+	close(to[0]);
+	close(from[1]);
+	len = read(from[0], line, sizeof(line) - 1);
+	line[len > 0 ? len : 0] = 0;
+	if (!strncmp(line, "exec: ", 6)) {	/* a kernel without CONFIG_IA32_EMULATION */
+		wait_exit(pid);
+		printf("ok %d # SKIP this kernel runs no 32-bit program (%.*s)\n", ++kt_tests,
+		       (int)strcspn(line + 6, "\n"), line + 6);
+		close(to[1]);
+		close(from[0]);
+		close(bin);
+		return;
+	}
+	p.fd = bin;
+	p.offset = strtoull(line, NULL, 0);
+	p.pids = (uintptr_t)&pid;
+	before = probe_missing(fd);
+	rc = ioctl(fd, KTRACE_IOC_PROBE_ADD, &p);
+	ok(!rc, "a probe in the 32-bit probe-m32 (pid %d) at offset %#llx", pid,
+	   (unsigned long long)p.offset);
+	if (write(to[1], "g", 1) != 1)
+		bail("write");
+	rc = wait_exit(pid);
+	ok(rc == 0, "probe-m32 ran its 20 calls unharmed (exit %d)", rc);
+	n = hits_of(p.id, pid, hits, NR_CALLS);
+	ok(n == 20, "20 hits, one a call (%u)", n);
+	for (i = 0, good = 0; i < n && i < NR_CALLS; i++)
+		good += hits[i].w[0] == 0x3 && !hits[i].w[1] && !hits[i].w[2] && !hits[i].w[3];
+	ok(n && good == (int)n,
+	   "every hit: both values missing (mask 0x3), their words zero (%d of %u; first mask %#x)",
+	   good, n, n ? hits[0].w[0] : 0);
+	ok(probe_missing(fd) - before == 2ULL * n, "probe_missing grew by 2 a hit (%llu)",
+	   (unsigned long long)(probe_missing(fd) - before));
+	ok(!probe_del(fd, p.id), "deleted");
+	close(to[1]);
+	close(from[0]);
+	close(bin);
+}
+
 struct add_call {
 	int fd;
 	struct ktrace_probe *p;
@@ -781,6 +856,7 @@ int main(int argc, char **argv)
 	test_values(fd);
 	test_faults(fd);
 	test_filter(fd);
+	test_m32(fd);
 	test_id_copyout(fd);
 	test_remove_under_load(fd, 0);
 	test_remove_under_load(fd, 1);
