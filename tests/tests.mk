@@ -45,6 +45,7 @@ $(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
 
 # Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
 initramfs: tools vm-tests ## build/vm/initramfs.cpio: the static tools and tests/vm
+	@O=$(O) tests/probe/vm-debsrc.sh
 	@scripts/mkinitramfs.sh
 
 # user-calls: a program traced by libktrace (static, -finstrument-functions)
