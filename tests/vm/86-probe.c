@@ -18,6 +18,10 @@
  *  - removal: PROBE_DEL while threads call in a loop, and closing the file
  *    that added a probe, leave the threads running (a stray int3 would
  *    kill them with SIGTRAP) and their code byte as it was;
+ *  - the filter's address spaces: a probe added for a process whose
+ *    leader called pthread_exit() records its other thread's N calls; in
+ *    a probed process a vfork() child's call is not recorded and leaves
+ *    the breakpoint to its parent, whose N later calls are all recorded;
  *  - a 32-bit program (/tests/probe-m32, -m32): each of its N calls is a
  *    hit with every value missing (its registers are not x86-64's), and
  *    probe_missing grows by exactly the values of those hits;
@@ -529,6 +533,108 @@ static void test_filter(int fd)
 	close(go_b[1]);
 }
 
+static void *leaderless_thread(void *arg)
+{
+	int *go = arg, i;
+	char c;
+
+	if (read(go[0], &c, 1) != 1)
+		_exit(90);
+	for (i = 0; i < 10; i++)
+		call(i);
+	_exit(0);
+}
+
+/* Is @pid's leader gone (a zombie while its threads run)? Up to 5 s. */
+static int leader_exited(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int i, fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
+	for (i = 0; i < 500; i++) {
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] == 'Z')
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* The filter's address spaces: a leaderless process, a vfork() child. */
+static void test_filter_mm(int fd)
+{
+	static struct hit hits[20];
+	int go[2], rc;
+	unsigned int n;
+	pthread_t t;
+	pid_t pid, child;
+	int32_t want;
+	uint32_t id;
+	char c;
+	int i;
+
+	new_phase();
+	if (pipe(go))
+		bail("pipe");
+	pid = fork_pinned();
+	if (!pid) {
+		close(go[1]);
+		if (pthread_create(&t, NULL, leaderless_thread, go))
+			_exit(91);
+		pthread_exit(NULL);
+	}
+	close(go[0]);
+	ok(leader_exited(pid), "process %d: its leader called pthread_exit()", pid);
+	want = pid;
+	ok(!probe_add(fd, 0, NULL, 0, &want, 1, &id), "a probe for process %d", pid);
+	if (write(go[1], "g", 1) != 1)
+		bail("write");
+	rc = wait_exit(pid);
+	n = hits_of(id, 0, hits, 20);
+	ok(rc == 0 && n == 10 && hits[0].tid != (uint32_t)pid,
+	   "its other thread's 10 calls are the probe's 10 hits (%u, exit %d)", n, rc);
+	ok(!probe_del(fd, id), "deleted");
+	close(go[1]);
+
+	new_phase();
+	if (pipe(go))
+		bail("pipe");
+	pid = fork_pinned();
+	if (!pid) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(90);
+		child = vfork();
+		if (!child) {
+			call(0);	/* not wanted: its hit must not remove the breakpoint */
+			_exit(0);
+		}
+		for (i = 0; i < 10; i++)
+			call(i);
+		_exit(child > 0 && code_byte() == 0xcc ? 0 : 1);
+	}
+	close(go[0]);
+	want = pid;
+	ok(!probe_add(fd, 0, NULL, 0, &want, 1, &id), "a probe for process %d", pid);
+	if (write(go[1], "g", 1) != 1)
+		bail("write");
+	rc = wait_exit(pid);
+	ok(rc == 0, "after its vfork() child's call, kt_probed() keeps its breakpoint (exit %d)", rc);
+	n = hits_of(id, 0, NULL, 0);
+	ok(n == 10 && hits_of(id, pid, NULL, 0) == 10,
+	   "its 10 later calls are hits, the vfork child's none (%u)", n);
+	ok(!probe_del(fd, id), "deleted");
+	close(go[1]);
+}
+
 /* A 32-bit program's hits: recorded, every value missing, counted. */
 static void test_m32(int fd)
 {
@@ -856,6 +962,7 @@ int main(int argc, char **argv)
 	test_values(fd);
 	test_faults(fd);
 	test_filter(fd);
+	test_filter_mm(fd);
 	test_m32(fd);
 	test_id_copyout(fd);
 	test_remove_under_load(fd, 0);
