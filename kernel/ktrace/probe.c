@@ -45,9 +45,9 @@
  *    or mmap in a wanted process or, with CHILDREN, a descendant), or is
  *    the vfork() child of a wanted task.
  * A child of fork inherits its parent's breakpoints without asking, so the
- * handler, on a hit in a process it does not want, has uprobes ask the
- * filter again (UPROBE_HANDLER_REMOVE) and remove the breakpoint from an
- * address space no wanted process uses.  Not seen by the filter: with
+ * handler, on a hit in a process it does not want, asks the filter and has
+ * uprobes remove the breakpoint from an address space no wanted process
+ * uses (UPROBE_HANDLER_REMOVE).  Not seen by the filter: with
  * CHILDREN, descendants that already had their own mm when the probe was
  * added (they get the breakpoint at their next exec), and a CLONE_VM
  * sharer that is neither a thread nor a vfork child.
@@ -373,11 +373,13 @@ static int ktrace_uprobe_handler(struct uprobe_consumer *uc,
 	struct ktrace_uprobe *tu = container_of(uc, struct ktrace_uprobe, consumer);
 
 	/*
-	 * A fork's child inherited the breakpoint: uprobes removes it there
-	 * unless the filter says a wanted process shares the mm.
+	 * A fork's child inherited the breakpoint: remove it there, unless a
+	 * wanted process shares the mm.  6.12's uprobes asks the filter
+	 * again before removing it; 6.1's does not: ask here.
 	 */
 	if (!ktrace_uprobe_task_wanted(tu, current))
-		return UPROBE_HANDLER_REMOVE;
+		return ktrace_uprobe_mm_wanted(tu, current->mm) ?
+			0 : UPROBE_HANDLER_REMOVE;
 	if (!(tu->flags & KTRACE_PROBE_RETURN))
 		ktrace_uprobe_record(tu, regs);
 	return 0;
