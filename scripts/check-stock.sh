@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/tap.sh
 
-STOCK_TESTS=${STOCK_TESTS:-"10-device-abi 20-kernel-counts 25-ftrace-switch 37-sessions 38-flight-perfmon 39-ktrace-sessions 50-ktrace-tool 51-ktrace-enospc 55-names 56-name-tasks 57-decode 70-flood 80-hotplug 85-module 86-probe 87-probe-e2e"}
+STOCK_TESTS=${STOCK_TESTS:-"10-device-abi 20-kernel-counts 25-ftrace-switch 37-sessions 38-flight-perfmon 39-ktrace-sessions 50-ktrace-tool 51-ktrace-enospc 55-names 56-name-tasks 57-decode 70-flood 80-hotplug 85-module 86-probe 87-probe-e2e 88-probe-debsrc"}
 start=$SECONDS
 mkdir -p build/results build/stock
 rm -f build/results/stock.tap build/results/vm-stock-*.tap

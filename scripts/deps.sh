@@ -14,6 +14,8 @@ pkgs=(
 	linux-source-6.1 linux-source-6.12 sparse
 	# the test VM
 	qemu-system-x86 busybox-static
+	# a 32-bit program whose probe hits the kernel refuses (vm 86)
+	gcc-multilib
 	# symbols, graphs and the tracers we compare with or read our output
 	libdw-dev elfutils graphviz babeltrace2 uftrace lttng-tools protobuf-compiler
 	liblttng-ust-dev trace-cmd

@@ -5,6 +5,7 @@
 #   /bin/busybox + applet links, /bin/ktrace and /bin/dtrace (static) if built
 #   /tests/               tests/vm/*.sh and the static programs of tests/vm/*.c
 #   /tests/lib/tap.sh     tests/lib/tap.sh, the TAP helpers the shell tests source
+#   /tests/data/          build/vm/data (tests/probe/vm-debsrc.sh's programs and truth)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,6 +53,18 @@ list=$vm/initramfs.list
 	for t in tests/vm/*.sh "$vm"/tests/*; do
 		echo "file /tests/${t##*/} $t 0755 0 0"
 	done
+	# data the tests read (tests/probe/vm-debsrc.sh: /tests/data/probe-debsrc)
+	if [ -d "$vm/data" ]; then
+		echo "dir /tests/data 0755 0 0"
+		(cd "$vm/data" && find . -mindepth 1 -type d | sort) | while read -r d; do
+			echo "dir /tests/data/${d#./} 0755 0 0"
+		done
+		(cd "$vm/data" && find . -type f | sort) | while read -r f; do
+			mode=0644
+			[ -x "$vm/data/$f" ] && mode=0755
+			echo "file /tests/data/${f#./} $vm/data/${f#./} $mode 0 0"
+		done
+	fi
 	for t in build/tools/static/*; do
 		if [ -x "$t" ]; then echo "file /bin/${t##*/} $t 0755 0 0"; fi
 	done

@@ -47,6 +47,7 @@ $(O)/vm/tests/%: tests/vm/%.c $(VM_TEST_DEPS) $(VM_TEST_LIBS)
 
 # Cheap (one cpio of a few MB): always rebuilt, so it never goes stale.
 initramfs: tools vm-tests ## build/vm/initramfs.cpio: the static tools and tests/vm
+	@O=$(O) tests/probe/vm-debsrc.sh
 	@scripts/mkinitramfs.sh
 
 # user-calls: a program traced by libktrace (static, -finstrument-functions)
@@ -58,6 +59,14 @@ $(O)/vm/tests/user-calls: tests/vm/user-calls.c user/ktrace_user.h $(LIBKTRACE_A
 $(O)/vm/tests/probe-target: tests/vm/probe-target.c
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -g -o $@ $<
+
+# probe-m32: a 32-bit program, whose hits the kernel refuses (86-probe);
+# nothing where the compiler cannot link -m32 (no gcc-multilib), and
+# 86-probe says so
+$(O)/vm/tests/probe-m32: tests/vm/probe-m32.c
+	@mkdir -p $(@D)
+	@$(CC) -m32 -static -O2 -o $@ $< 2>$(O)/vm/probe-m32.log || \
+		echo "ktrace: no -m32 (gcc-multilib): $@ not built, see $(O)/vm/probe-m32.log"
 
 # The fake /dev/ktrace the ktrace host tests preload (40-ktrace-cli.sh and
 # those that source fakedev-common.sh).

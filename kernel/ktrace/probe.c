@@ -33,15 +33,28 @@
  * Process filter: a probe with pids fires only in those processes (with
  * KTRACE_PROBE_CHILDREN also in their descendants, found through the
  * parent chain at the hit: an orphan reparented to init is no longer one).
- * The consumer's filter tells uprobes which address spaces get the
- * breakpoint when the probe is registered and when the file is mapped.  A
- * child of fork inherits its parent's breakpoints without asking, so the
- * handler checks again and has uprobes remove the breakpoint from an
- * address space no wanted process uses (UPROBE_HANDLER_REMOVE).  The filter
- * compares tasks' mm pointers without locking them: a process that execs
- * during a registration may be judged by its old mm.  That hole is
- * accepted: a breakpoint installed where it is not wanted is caught by the
- * handler's check, and exec maps the new file, asking the filter again.
+ * That exact check is the handler's.  The consumer's filter tells uprobes
+ * which address spaces get the breakpoint, when the probe is registered
+ * and when the file is mapped, with uprobes' dup_mmap_sem held: it must be
+ * cheap, so it looks at O(pids) mm pointers, never at every thread:
+ *  - the mm each process had when the probe was added, held by mmgrab()
+ *    so that no other address space can reuse the pointer (a leader that
+ *    called pthread_exit() has no mm of its own to look at later);
+ *  - the mm each process's leader has now (after an exec);
+ *  - the mapping task's own mm, when the mapping task is wanted (an exec
+ *    or mmap in a wanted process or, with CHILDREN, a descendant), or is
+ *    the vfork() child of a wanted task.
+ * A child of fork inherits its parent's breakpoints without asking, so the
+ * handler, on a hit in a process it does not want, asks the filter and has
+ * uprobes remove the breakpoint from an address space no wanted process
+ * uses (UPROBE_HANDLER_REMOVE).  Not seen by the filter: with
+ * CHILDREN, descendants that already had their own mm when the probe was
+ * added (they get the breakpoint at their next exec), and a CLONE_VM
+ * sharer that is neither a thread nor a vfork child.
+ *
+ * Only 64-bit processes: the fetch program's registers are DWARF x86-64
+ * numbers and CFA is 8 bytes above the stack pointer.  A hit in a 32-bit
+ * (ia32 or x32) task is recorded with every value missing, and counted.
  *
  * uprobes changed its API in 6.12: uprobe_register() returns the uprobe,
  * unregistering is split into uprobe_unregister_nosync() and one
@@ -62,7 +75,9 @@
 #include <linux/path.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
@@ -84,6 +99,7 @@
  * @flags:    KTRACE_PROBE_*
  * @nr_words: value words of every hit, missing values included
  * @pids:     the wanted processes (tgids), none for every process
+ * @mms:      their address spaces when the probe was added (mmgrab()), or NULL
  * @ops:      the fetch program, checked by ktrace_probe_check()
  *
  * Lifetime: allocated by KTRACE_IOC_PROBE_ADD, freed by
@@ -111,7 +127,9 @@ struct ktrace_uprobe {
 	unsigned int		nr_ops;
 	unsigned int		nr_pids;
 	unsigned int		nr_words;
+	unsigned int		nr_values;
 	struct pid		*pids[KTRACE_PROBE_MAX_PIDS];
+	struct mm_struct	*mms[KTRACE_PROBE_MAX_PIDS];
 	struct ktrace_probe_op	ops[KTRACE_PROBE_MAX_OPS];
 };
 
@@ -166,27 +184,35 @@ static bool ktrace_uprobe_task_wanted(const struct ktrace_uprobe *tu,
 }
 
 /*
- * Does a process @tu wants use @mm?  Several may (vfork): the breakpoint
- * stays while one does.  Slow: called when uprobes installs breakpoints,
- * and from a hit in a process the probe does not want.
+ * Does a process @tu wants use @mm?  The filter, with uprobes' locks held:
+ * O(pids), see the comment at the top.  Several processes may share @mm
+ * (vfork): the breakpoint stays while a wanted one does.
  */
 static bool ktrace_uprobe_mm_wanted(const struct ktrace_uprobe *tu,
 				    struct mm_struct *mm)
 {
-	struct task_struct *p, *t;
+	struct task_struct *task;
 	bool wanted = false;
+	unsigned int i;
 
 	if (!tu->nr_pids)
 		return true;
+	for (i = 0; i < tu->nr_pids; i++)
+		if (tu->mms[i] == mm)
+			return true;
 	rcu_read_lock();
-	/* every thread: a leader that called pthread_exit() has no mm */
-	for_each_process_thread(p, t) {
-		if (READ_ONCE(t->mm) == mm && ktrace_uprobe_task_wanted(tu, t)) {
-			wanted = true;
-			goto out;
-		}
+	for (i = 0; i < tu->nr_pids && !wanted; i++) {
+		task = pid_task(tu->pids[i], PIDTYPE_TGID);
+		wanted = task && READ_ONCE(task->mm) == mm;
 	}
-out:
+	if (!wanted && current->mm == mm) {
+		task = current;
+		/* a vfork() child runs in its parent's mm until it execs */
+		if (!ktrace_uprobe_task_wanted(tu, task) && task->vfork_done)
+			task = rcu_dereference(task->real_parent);
+		wanted = ktrace_uprobe_task_wanted(tu, task) &&
+			 READ_ONCE(task->mm) == mm;
+	}
 	rcu_read_unlock();
 	return wanted;
 }
@@ -289,6 +315,14 @@ static void ktrace_uprobe_record(const struct ktrace_uprobe *tu,
 
 	if (!(READ_ONCE(ktrace_group_mask) & KTRACE_GRP_probe))
 		return;
+	if (!user_64bit_mode(regs) || test_thread_flag(TIF_ADDR32)) {
+		/* ia32 or x32: another register file, 4-byte return addresses */
+		memset(args, 0, (1 + tu->nr_words) * sizeof(u32));
+		args[0] = (u32)(BIT_ULL(tu->nr_values) - 1);
+		atomic64_add(tu->nr_values, &ktrace_uprobe_missing);
+		ktrace_write_probe(tu->event, args, 1 + tu->nr_words);
+		return;
+	}
 	args[0] = 0;
 	for (i = 0; i < tu->nr_ops; i++) {
 		const struct ktrace_probe_op *op = &tu->ops[i];
@@ -338,11 +372,14 @@ static int ktrace_uprobe_handler(struct uprobe_consumer *uc,
 {
 	struct ktrace_uprobe *tu = container_of(uc, struct ktrace_uprobe, consumer);
 
-	if (!ktrace_uprobe_task_wanted(tu, current)) {
-		/* A fork's child inherited the breakpoint: remove it there. */
+	/*
+	 * A fork's child inherited the breakpoint: remove it there, unless a
+	 * wanted process shares the mm.  6.12's uprobes asks the filter
+	 * again before removing it; 6.1's does not: ask here.
+	 */
+	if (!ktrace_uprobe_task_wanted(tu, current))
 		return ktrace_uprobe_mm_wanted(tu, current->mm) ?
 			0 : UPROBE_HANDLER_REMOVE;
-	}
 	if (!(tu->flags & KTRACE_PROBE_RETURN))
 		ktrace_uprobe_record(tu, regs);
 	return 0;
@@ -423,8 +460,11 @@ static void ktrace_uprobe_free(struct ktrace_uprobe *tu)
 {
 	unsigned int i;
 
-	for (i = 0; i < tu->nr_pids; i++)
+	for (i = 0; i < tu->nr_pids; i++) {
 		put_pid(tu->pids[i]);
+		if (tu->mms[i])
+			mmdrop(tu->mms[i]);
+	}
 #ifdef KTRACE_UPROBES_BY_INODE
 	if (tu->inode)
 		iput(tu->inode);
@@ -525,10 +565,45 @@ static int ktrace_probe_check(struct ktrace_uprobe *tu)
 	    values > KTRACE_PROBE_MAX_VALUES || words > KTRACE_PROBE_MAX_WORDS)
 		return -EINVAL;
 	tu->nr_words = words;
+	tu->nr_values = values;
 	return 0;
 }
 
-/* The processes of @upids, in the caller's pid namespace, held. */
+/*
+ * @pid's address space, held by mmgrab() (not mmget(): not kept alive),
+ * from any of its threads: a leader that called pthread_exit() has none.
+ */
+static struct mm_struct *ktrace_pid_mm(struct pid *pid)
+{
+	struct task_struct *task, *t, *found = NULL;
+	struct mm_struct *mm = NULL;
+
+	rcu_read_lock();
+	task = pid_task(pid, PIDTYPE_TGID);
+	if (task) {
+		for_each_thread(task, t) {
+			if (READ_ONCE(t->mm)) {
+				found = get_task_struct(t);
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	if (found) {
+		mm = get_task_mm(found);
+		put_task_struct(found);
+	}
+	if (mm) {
+		mmgrab(mm);
+		mmput(mm);
+	}
+	return mm;
+}
+
+/*
+ * The processes of @upids, in the caller's pid namespace, held, and the
+ * address spaces they have now (none for a process exiting).
+ */
 static int ktrace_probe_get_pids(struct ktrace_uprobe *tu,
 				 const s32 __user *upids)
 {
@@ -550,6 +625,7 @@ static int ktrace_probe_get_pids(struct ktrace_uprobe *tu,
 		if (!pid)
 			return -ESRCH;
 		tu->pids[i] = pid;
+		tu->mms[i] = ktrace_pid_mm(pid);
 	}
 	return 0;
 }
@@ -562,7 +638,7 @@ static int ktrace_probe_get_pids(struct ktrace_uprobe *tu,
  * @uarg:  struct ktrace_probe
  *
  * Return: 0 with the id in @uarg->id, or a negative errno; nothing stays
- * registered on an error.
+ * registered on an error (-EFAULT writing the id included).
  */
 long ktrace_probe_add(const void *owner, void __user *uarg)
 {
@@ -629,15 +705,26 @@ long ktrace_probe_add(const void *owner, void __user *uarg)
 		goto out_unlock;
 	id = i;
 	tu->event = KTRACE_CODE(KTRACE_GRP_probe, id);
-	ret = -EFAULT;
-	if (put_user(id, &uprobe->id))
-		goto out_unlock;
 	/* Hits may come from here on: @tu is complete. */
 	ret = ktrace_uprobe_register(tu);
 	if (ret)
 		goto out_unlock;
 	ktrace_uprobes[id] = tu;
 	mutex_unlock(&ktrace_uprobe_mutex);
+
+	/*
+	 * The id goes out without the mutex: a page of the caller's that
+	 * stalls (userfaultfd) holds this call only, not every probe ioctl.
+	 * A caller that cannot learn the id cannot delete the probe: remove
+	 * it, unless another thread of the caller already did.
+	 */
+	if (put_user(id, &uprobe->id)) {
+		mutex_lock(&ktrace_uprobe_mutex);
+		if (ktrace_uprobes[id] == tu)
+			ktrace_uprobes_remove(owner, id);
+		mutex_unlock(&ktrace_uprobe_mutex);
+		return -EFAULT;
+	}
 	return 0;
 
 out_unlock:

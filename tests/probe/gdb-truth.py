@@ -57,6 +57,31 @@ class Return(gdb.FinishBreakpoint):
         return False
 
 
+class ReturnToInlined(gdb.Breakpoint):
+    """A return into a function inlined in its caller, where gdb's
+    FinishBreakpoint finds the frame gone at once (out of scope): a
+    breakpoint at the return address, this call's when the stack pointer
+    is back to the callee's CFA; the value is rax cut to the return type."""
+
+    def __init__(self, frame, name, fields):
+        caller = frame.older()
+        super().__init__("*%#x" % caller.pc(), internal=True)
+        self.sp = int(caller.read_register("rsp"))
+        self.rettype = frame.function().type.target().strip_typedefs()
+        self.name, self.fields = name, fields
+
+    def stop(self):
+        if not self.enabled or int(gdb.parse_and_eval("$sp")) != self.sp:
+            return False
+        self.enabled = False
+        bits = 8 * self.rettype.sizeof
+        v = int(gdb.parse_and_eval("$rax")) & ((1 << bits) - 1)
+        if self.rettype.is_signed and v >> (bits - 1):
+            v -= 1 << bits
+        show(self.name, self.fields, v)
+        return False
+
+
 class Probe(gdb.Breakpoint):
     def __init__(self, location, name, fields):
         super().__init__(location, internal=True)
@@ -64,7 +89,11 @@ class Probe(gdb.Breakpoint):
 
     def stop(self):
         if self.name.endswith("%return"):
-            Return(self.name, self.fields)
+            frame = gdb.newest_frame()
+            if frame.older().type() == gdb.INLINE_FRAME:
+                ReturnToInlined(frame, self.name, self.fields)
+            else:
+                Return(self.name, self.fields)
         else:
             show(self.name, self.fields)
         return False

@@ -18,6 +18,17 @@
  *  - removal: PROBE_DEL while threads call in a loop, and closing the file
  *    that added a probe, leave the threads running (a stray int3 would
  *    kill them with SIGTRAP) and their code byte as it was;
+ *  - the filter's address spaces: a probe added for a process whose
+ *    leader called pthread_exit() records its other thread's N calls; in
+ *    a probed process a vfork() child's call is not recorded and leaves
+ *    the breakpoint to its parent, whose N later calls are all recorded;
+ *  - a 32-bit program (/tests/probe-m32, -m32): each of its N calls is a
+ *    hit with every value missing (its registers are not x86-64's), and
+ *    probe_missing grows by exactly the values of those hits;
+ *  - the id written back: to a page userfaultfd write-protects, the call
+ *    waits for the page (the fault reaches the uffd reader) while another
+ *    probe ioctl returns meanwhile; to a read-only page, -EFAULT and no
+ *    probe left (the probed byte of this program's own code is not int3);
  *  - ktrace.ko: rmmod refused while a probe's file is open, then clean
  *    while threads call the probed function (they live on), reload works;
  *  - the ABI: every program rule -EINVAL, reserved fields, unknown flags,
@@ -31,6 +42,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -520,6 +533,273 @@ static void test_filter(int fd)
 	close(go_b[1]);
 }
 
+static void *leaderless_thread(void *arg)
+{
+	int *go = arg, i;
+	char c;
+
+	if (read(go[0], &c, 1) != 1)
+		_exit(90);
+	for (i = 0; i < 10; i++)
+		call(i);
+	_exit(0);
+}
+
+/* Is @pid's leader gone (a zombie while its threads run)? Up to 5 s. */
+static int leader_exited(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int i, fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
+	for (i = 0; i < 500; i++) {
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] == 'Z')
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* The filter's address spaces: a leaderless process, a vfork() child. */
+static void test_filter_mm(int fd)
+{
+	static struct hit hits[20];
+	int go[2], rc;
+	unsigned int n;
+	pthread_t t;
+	pid_t pid, child;
+	int32_t want;
+	uint32_t id;
+	char c;
+	int i;
+
+	new_phase();
+	if (pipe(go))
+		bail("pipe");
+	pid = fork_pinned();
+	if (!pid) {
+		close(go[1]);
+		if (pthread_create(&t, NULL, leaderless_thread, go))
+			_exit(91);
+		pthread_exit(NULL);
+	}
+	close(go[0]);
+	ok(leader_exited(pid), "process %d: its leader called pthread_exit()", pid);
+	want = pid;
+	ok(!probe_add(fd, 0, NULL, 0, &want, 1, &id), "a probe for process %d", pid);
+	if (write(go[1], "g", 1) != 1)
+		bail("write");
+	rc = wait_exit(pid);
+	n = hits_of(id, 0, hits, 20);
+	ok(rc == 0 && n == 10 && hits[0].tid != (uint32_t)pid,
+	   "its other thread's 10 calls are the probe's 10 hits (%u, exit %d)", n, rc);
+	ok(!probe_del(fd, id), "deleted");
+	close(go[1]);
+
+	new_phase();
+	if (pipe(go))
+		bail("pipe");
+	pid = fork_pinned();
+	if (!pid) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(90);
+		child = vfork();
+		if (!child) {
+			call(0);	/* not wanted: its hit must not remove the breakpoint */
+			_exit(0);
+		}
+		for (i = 0; i < 10; i++)
+			call(i);
+		_exit(child > 0 && code_byte() == 0xcc ? 0 : 1);
+	}
+	close(go[0]);
+	want = pid;
+	ok(!probe_add(fd, 0, NULL, 0, &want, 1, &id), "a probe for process %d", pid);
+	if (write(go[1], "g", 1) != 1)
+		bail("write");
+	rc = wait_exit(pid);
+	ok(rc == 0, "after its vfork() child's call, kt_probed() keeps its breakpoint (exit %d)", rc);
+	n = hits_of(id, 0, NULL, 0);
+	ok(n == 10 && hits_of(id, pid, NULL, 0) == 10,
+	   "its 10 later calls are hits, the vfork child's none (%u)", n);
+	ok(!probe_del(fd, id), "deleted");
+	close(go[1]);
+}
+
+/* A 32-bit program's hits: recorded, every value missing, counted. */
+static void test_m32(int fd)
+{
+	static const struct ktrace_probe_op ops[] = {
+		OP(REG, 0, 0, 5, 0), OP(EMIT, 8, 0, 0, 0),		/* rdi */
+		OP(CFA, 0, 0, 0, 0), OP(DEREF, 4, 0, 0, 0), OP(EMIT, 4, 0, 0, 0),
+	};
+	static struct hit hits[NR_CALLS];
+	int to[2], from[2], bin, rc, good;
+	unsigned int n, i;
+	uint64_t before;
+	char line[64];
+	struct ktrace_probe p = { .ops = (uintptr_t)ops, .nr_ops = 5, .nr_pids = 1 };
+	int32_t pid;
+	ssize_t len;
+
+	bin = open("/tests/probe-m32", O_RDONLY);
+	if (bin < 0) {
+		printf("ok %d # SKIP no /tests/probe-m32 (built only with gcc-multilib)\n",
+		       ++kt_tests);
+		return;
+	}
+	new_phase();
+	if (pipe(to) || pipe(from))
+		bail("pipe");
+	pid = fork_pinned();
+	if (!pid) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		execl("/tests/probe-m32", "probe-m32", "20", (char *)NULL);
+		dprintf(1, "exec: %s\n", strerror(errno));
+		_exit(99);
+	}
+	close(to[0]);
+	close(from[1]);
+	len = read(from[0], line, sizeof(line) - 1);
+	line[len > 0 ? len : 0] = 0;
+	if (!strncmp(line, "exec: ", 6)) {	/* a kernel without CONFIG_IA32_EMULATION */
+		wait_exit(pid);
+		printf("ok %d # SKIP this kernel runs no 32-bit program (%.*s)\n", ++kt_tests,
+		       (int)strcspn(line + 6, "\n"), line + 6);
+		close(to[1]);
+		close(from[0]);
+		close(bin);
+		return;
+	}
+	p.fd = bin;
+	p.offset = strtoull(line, NULL, 0);
+	p.pids = (uintptr_t)&pid;
+	before = probe_missing(fd);
+	rc = ioctl(fd, KTRACE_IOC_PROBE_ADD, &p);
+	ok(!rc, "a probe in the 32-bit probe-m32 (pid %d) at offset %#llx", pid,
+	   (unsigned long long)p.offset);
+	if (write(to[1], "g", 1) != 1)
+		bail("write");
+	rc = wait_exit(pid);
+	ok(rc == 0, "probe-m32 ran its 20 calls unharmed (exit %d)", rc);
+	n = hits_of(p.id, pid, hits, NR_CALLS);
+	ok(n == 20, "20 hits, one a call (%u)", n);
+	for (i = 0, good = 0; i < n && i < NR_CALLS; i++)
+		good += hits[i].w[0] == 0x3 && !hits[i].w[1] && !hits[i].w[2] && !hits[i].w[3];
+	ok(n && good == (int)n,
+	   "every hit: both values missing (mask 0x3), their words zero (%d of %u; first mask %#x)",
+	   good, n, n ? hits[0].w[0] : 0);
+	ok(probe_missing(fd) - before == 2ULL * n, "probe_missing grew by 2 a hit (%llu)",
+	   (unsigned long long)(probe_missing(fd) - before));
+	ok(!probe_del(fd, p.id), "deleted");
+	close(to[1]);
+	close(from[0]);
+	close(bin);
+}
+
+struct add_call {
+	int fd;
+	struct ktrace_probe *p;
+	int rc, done;
+};
+
+static void *add_thread(void *arg)
+{
+	struct add_call *c = arg;
+
+	c->rc = ioctl(c->fd, KTRACE_IOC_PROBE_ADD, c->p);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *del_thread(void *arg)
+{
+	struct add_call *c = arg;
+	struct ktrace_probe_del d = { .id = KTRACE_PROBE_MAX_ID };
+
+	c->rc = ioctl(c->fd, KTRACE_IOC_PROBE_DEL, &d) ? errno : 0;
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait up to @ms for @c to finish. */
+static int finished(struct add_call *c, int ms)
+{
+	while (ms-- > 0 && !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+}
+
+/* The id goes out after the probe mutex is dropped, and a failed copy leaves nothing. */
+static void test_id_copyout(int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct add_call add = { .fd = fd }, del = { .fd = fd };
+	struct ktrace_probe *p;
+	struct uffd_msg msg;
+	pthread_t ta, td;
+	struct pollfd pfd;
+	int32_t self = getpid();
+	int uffd, got, err;
+
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		bail("mmap");
+	*p = (struct ktrace_probe){ .fd = bin_fd, .offset = probed_offset,
+				    .pids = (uintptr_t)&self, .nr_pids = 1 };
+	/* read-only: the ioctl reads the struct, cannot write the id */
+	mprotect(p, page, PROT_READ);
+	err = ioctl(fd, KTRACE_IOC_PROBE_ADD, p) < 0 ? errno : 0;
+	ok(err == EFAULT, "the id to a read-only page: EFAULT (%s)", strerror(err));
+	ok(code_byte() != 0xcc, "... and no probe left: kt_probed() has no breakpoint here");
+	mprotect(p, page, PROT_READ | PROT_WRITE);
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	reg.range.start = wp.range.start = (uintptr_t)p;
+	reg.range.len = wp.range.len = page;
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg) || ioctl(uffd, UFFDIO_WRITEPROTECT, &wp)) {
+		printf("ok %d # SKIP userfaultfd write-protect: %s\n", ++kt_tests,
+		       strerror(errno));
+		munmap(p, page);
+		return;
+	}
+	add.p = p;
+	if (pthread_create(&ta, NULL, add_thread, &add))
+		bail("pthread_create");
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	got = poll(&pfd, 1, 10000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	      msg.event == UFFD_EVENT_PAGEFAULT &&
+	      (msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP);
+	ok(got && !add.done, "the id to a write-protected page: PROBE_ADD waits in its fault");
+	if (pthread_create(&td, NULL, del_thread, &del))
+		bail("pthread_create");
+	ok(finished(&del, 10000) && del.rc == ENOENT,
+	   "meanwhile PROBE_DEL of a free id returns, ENOENT (%s)",
+	   del.done ? strerror(del.rc) : "still waiting after 10 s");
+	wp.mode = 0;		/* lift the protection: the fault resolves */
+	ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+	pthread_join(ta, NULL);
+	pthread_join(td, NULL);
+	ok(add.rc == 0 && p->id, "then PROBE_ADD returns its id (%u)", p->id);
+	ok(code_byte() == 0xcc && !probe_del(fd, p->id), "the probe is in, and deleted");
+	close(uffd);
+	munmap(p, page);
+}
+
 static volatile int stop;
 
 static void *caller(void *arg)
@@ -682,6 +962,9 @@ int main(int argc, char **argv)
 	test_values(fd);
 	test_faults(fd);
 	test_filter(fd);
+	test_filter_mm(fd);
+	test_m32(fd);
+	test_id_copyout(fd);
 	test_remove_under_load(fd, 0);
 	test_remove_under_load(fd, 1);
 	close(reader);
