@@ -322,6 +322,32 @@ static int send_probe(int fd)
 	return ktnet_send(fd, &h, NULL);
 }
 
+/*
+ * An ACK: frames of stream @h->stream up to @h->seq are written.  The
+ * collector is not trusted: an ACK of a frame never sent (that would free
+ * it from the spool unsent) is a protocol error (under lock).
+ */
+static int take_ack(struct sender *s, const struct ktnet_hdr *h)
+{
+	for (unsigned int i = 0; i < s->nr; i++) {
+		if (s->streams[i].id != h->stream)
+			continue;
+		if (h->seq > s->streams[i].seq) {
+			pr_warn("--send %s:%s: the collector acknowledges frame %llu of cpu %u, "
+				"only %llu sent", s->addr.host, s->addr.port,
+				(unsigned long long)h->seq, h->stream,
+				(unsigned long long)s->streams[i].seq);
+			return -EPROTO;
+		}
+		if (h->seq > s->streams[i].acked)
+			s->streams[i].acked = h->seq;
+		return 0;
+	}
+	pr_warn("--send %s:%s: the collector acknowledges cpu %u, not a stream of ours",
+		s->addr.host, s->addr.port, h->stream);
+	return -EPROTO;
+}
+
 /* HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
 static int handshake(struct sender *s, int fd)
 {
@@ -338,7 +364,8 @@ static int handshake(struct sender *s, int fd)
 	}
 	ret = ktnet_send(fd, &h, payload);
 	free(payload);
-	while (!ret) {
+	/* one ACK a stream at most, then the end of the list */
+	for (unsigned int acks = 0; !ret; acks++) {
 		uint8_t wire[KTNET_HDR_SIZE];
 		const char *bad;
 
@@ -346,7 +373,7 @@ static int handshake(struct sender *s, int fd)
 		if (ret)
 			break;
 		bad = ktnet_decode(&h, wire);
-		if (bad || h.type != KTNET_ACK || h.len) {
+		if (bad || h.type != KTNET_ACK || h.len || acks > s->nr) {
 			pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port,
 				bad ? bad : "unexpected answer to HELLO");
 			return -EPROTO;
@@ -354,9 +381,7 @@ static int handshake(struct sender *s, int fd)
 		if (h.stream == KTNET_STREAM_NONE)
 			break;
 		pthread_mutex_lock(&s->lock);
-		for (unsigned int i = 0; i < s->nr; i++)
-			if (s->streams[i].id == h.stream && h.seq > s->streams[i].acked)
-				s->streams[i].acked = h.seq;
+		ret = take_ack(s, &h);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (!ret)
@@ -392,12 +417,10 @@ static int receive(struct sender *s, int fd)
 	if (h.type != KTNET_ACK)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	for (unsigned int i = 0; i < s->nr; i++)
-		if (s->streams[i].id == h.stream && h.seq > s->streams[i].acked)
-			s->streams[i].acked = h.seq;
+	ret = take_ack(s, &h);
 	spool_trim(s);
 	pthread_mutex_unlock(&s->lock);
-	return 0;
+	return ret;
 }
 
 /* The next frame not yet acknowledged, from the cursor on (under lock). */
@@ -532,8 +555,8 @@ static bool past_deadline(struct sender *s)
 static void *net_thread(void *arg)
 {
 	struct sender *s = arg;
-	double backoff = 0.1;
-	bool told = false;
+	double backoff = 0.1, since;
+	bool told = false, said_again = false;
 
 	while (!past_deadline(s)) {
 		const char *why = NULL;
@@ -545,10 +568,10 @@ static void *net_thread(void *arg)
 
 			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			if (told)
+			if (told && !said_again)
 				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
-			told = false;
-			backoff = 0.1;
+			said_again = told;
+			since = now();
 			pthread_mutex_lock(&s->lock);
 			s->cursor = s->head;
 			pthread_mutex_unlock(&s->lock);
@@ -567,6 +590,14 @@ static void *net_thread(void *arg)
 			}
 			why = strerror(-ret);
 			close(fd);
+			/*
+			 * A collector that takes us and closes at once (its disk full,
+			 * say) is retried as one that is away: backing off, said once.
+			 */
+			if (now() - since > 2) {
+				told = said_again = false;
+				backoff = 0.1;
+			}
 		}
 		if (!told)
 			pr_warn("--send %s:%s: %s; spooling in %s and trying again", s->addr.host,
