@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "dtrace.h"
+#include "ksyms.h"
+#include "probes.h"
 #include "util.h"
 
 #define KTNET_NAME_MAX_COLUMN	64	/* ktrace's machine names are shorter */
@@ -47,6 +49,10 @@ struct machine {
 	double offset, drift;
 	double bound;		/* ns */
 	double min_rtt;
+	/* its own: the same addresses, irqs, probe ids mean other things elsewhere */
+	struct ksyms *ksyms;
+	struct irq_names *irqs;
+	struct probes *probe_names;
 };
 
 struct machines {
@@ -164,7 +170,36 @@ static int no_dot(const struct dirent *d)
 	return d->d_name[0] != '.';
 }
 
-static void add_machine(struct machines *ms, const char *dir)
+/* DIR/trace.SUFFIX, if the machine has one */
+static char *machine_file(const struct machine *mc, const char *suffix)
+{
+	char *p = xmalloc(strlen(mc->dir) + strlen(suffix) + 8);
+
+	sprintf(p, "%s/trace%s", mc->dir, suffix);
+	if (access(p, F_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+static void load_machine_files(const struct dtrace *dt, struct machine *mc)
+{
+	char *p;
+
+	if (dt->decode.raw)
+		return;
+	if ((p = machine_file(mc, ".kallsyms")))
+		mc->ksyms = ksyms_load(p);
+	free(p);
+	if ((p = machine_file(mc, ".irqs")))
+		mc->irqs = irq_names_load(p);
+	free(p);
+	if ((p = machine_file(mc, ".probes")))
+		mc->probe_names = probes_load(p);
+	free(p);
+}
+
+static void add_machine(const struct dtrace *dt, struct machines *ms, const char *dir)
 {
 	const char *slash;
 	size_t len = strlen(dir);
@@ -184,6 +219,7 @@ static void add_machine(struct machines *ms, const char *dir)
 	if (strlen(mc->name) > ms->width)
 		ms->width = strlen(mc->name);
 	fit_clock(mc);
+	load_machine_files(dt, mc);
 }
 
 char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out)
@@ -233,14 +269,14 @@ char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out
 
 				sprintf(sub, "%s/%s", args[i], names[j]->d_name);
 				if (is_dir(sub) && is_machine_dir(sub))
-					add_machine(ms, sub);
+					add_machine(dt, ms, sub);
 				free(sub);
 				free(names[j]);
 			}
 			free(names);
 			continue;
 		}
-		add_machine(ms, args[i]);
+		add_machine(dt, ms, args[i]);
 	}
 	for (unsigned int i = 0; i < ms->nr; i++) {
 		struct dirent **names;
@@ -327,6 +363,10 @@ void machines_setup_file(const struct dtrace *dt, struct dtrace_file *df,
 
 	df->machine = mc->name;
 	df->machine_len = strlen(mc->name);
+	df->machine_nr = f->machine;
+	df->ksyms = mc->ksyms;
+	df->irqs = mc->irqs;
+	df->probes = mc->probe_names;
 	if (ms->only && strcmp(ms->only, mc->name))
 		df->selected = false;
 }
@@ -365,6 +405,9 @@ void machines_free(struct dtrace *dt)
 	for (unsigned int i = 0; i < ms->nr; i++) {
 		free(ms->m[i].name);
 		free(ms->m[i].dir);
+		ksyms_free(ms->m[i].ksyms);
+		irq_names_free(ms->m[i].irqs);
+		probes_free(ms->m[i].probe_names);
 	}
 	free(ms->m);
 	free(ms);

@@ -117,4 +117,54 @@ fi
 ok $? "dtrace --format=ctf of both machines" "$(cat "$T/err")"
 check "CTF: a stream per machine and CPU, named by the machine" \
 	'[ -f "$T/t.ctf/A.cpu0" ] && [ -f "$T/t.ctf/B.cpu0" ]'
+
+# Per-machine state, on hand-made machine directories whose contents are the
+# ground truth: thread 500 is "alpha" on X and "beta" on Y (a tid on two
+# machines is two tasks); each machine's own kallsyms names its timer's
+# function and its own irqs its irq 24.
+MKTRACE="python3 $ROOT/tests/host/mktrace.py"
+NAMEEV=$(((1 << 1) | (4 << 24)))
+TIMER=$(((1 << 10) | (1 << 24)))
+IRQ=$(((1 << 3) | (1 << 24)))
+CONT_END=$(((1 << 22) | (1 << 23)))
+# comm HEX LE words of an 8-byte name: the thread:name records
+nameev() {
+	local hex lo hi
+	hex=$(printf '%s' "$4" | od -An -tx1 | tr -d ' \n')
+	hex=$(printf '%-16s' "$hex" | tr ' ' 0)
+	lo=0x$(echo "$hex" | cut -c7-8)$(echo "$hex" | cut -c5-6)$(echo "$hex" | cut -c3-4)$(echo "$hex" | cut -c1-2)
+	hi=0x$(echo "$hex" | cut -c15-16)$(echo "$hex" | cut -c13-14)$(echo "$hex" | cut -c11-12)$(echo "$hex" | cut -c9-10)
+	echo "$1:$NAMEEV:$2:$3:$2 $1:$((1 << 22)):$lo:$hi:$2 $1:$(((1 << 22) | (1 << 23) | (1 << 24))):0:0:$2"
+}
+for m in X Y; do
+	mkdir -p "$T/mm/$m"
+	echo 1 >"$T/mm/$m/.session"
+done
+printf 'ffffffff81000000 T _text\nffffffff81001000 t x_only_fn\n' >"$T/mm/X/trace.kallsyms"
+printf 'ffffffff81000000 T _text\nffffffff81001000 t y_only_fn\n' >"$T/mm/Y/trace.kallsyms"
+printf '           CPU0\n 24:          1   IO-APIC   5-edge      x-dev\n' >"$T/mm/X/trace.irqs"
+printf '           CPU0\n 24:          1   IO-APIC   5-edge      y-dev\n' >"$T/mm/Y/trace.irqs"
+# shellcheck disable=SC2046
+$MKTRACE "$T/mm/X/trace.cpu0" --cpu 0 $(nameev 1000 500 500 alpha) \
+	"2000:$TIMER:0:1:500" "2000:$((CONT_END | (1 << 10))):$((0x81001010)):$((0xffffffff)):500" \
+	"3000:$IRQ:24:35:500"
+# shellcheck disable=SC2046
+$MKTRACE "$T/mm/Y/trace.cpu0" --cpu 0 $(nameev 1500 500 500 beta) \
+	"2500:$TIMER:0:1:500" "2500:$((CONT_END | (1 << 10))):$((0x81001020)):$((0xffffffff)):500" \
+	"3500:$IRQ:24:35:500"
+"$ROOT/$O/tools/dtrace" --no-pager "$T/mm" >"$T/mm.out" 2>"$T/err"
+ok $? "dtrace of two hand-made machines" "$(cat "$T/err")"
+TAP_ERR=$T/mm.out check "tid 500 is alpha on X and beta on Y" \
+	'grep "^X " "$T/mm.out" | grep -q "alpha-500 .*timer:expire" &&
+	 grep "^Y " "$T/mm.out" | grep -q "beta-500 .*timer:expire" &&
+	 ! grep "^X " "$T/mm.out" | grep -q beta && ! grep "^Y " "$T/mm.out" | grep -q alpha'
+TAP_ERR=$T/mm.out check "each machine's kallsyms names its own timer function" \
+	'grep "^X " "$T/mm.out" | grep -q "function x_only_fn+0x10$" &&
+	 grep "^Y " "$T/mm.out" | grep -q "function y_only_fn+0x20$"'
+TAP_ERR=$T/mm.out check "each machine's irqs name its own irq 24" \
+	'grep "^X " "$T/mm.out" | grep -q "irq 24 (x-dev) entry" &&
+	 grep "^Y " "$T/mm.out" | grep -q "irq 24 (y-dev) entry"'
+"$ROOT/$O/tools/dtrace" --no-pager -S "$T/mm" >"$T/mm.S" 2>"$T/err"
+TAP_ERR=$T/mm.S check "-S counts alpha-500 and beta-500 apart (3 events each)" \
+	'grep -Eq "alpha-500 +3$" "$T/mm.S" && grep -Eq "beta-500 +3$" "$T/mm.S"'
 done_testing
