@@ -48,6 +48,7 @@ struct machine {
 	double mid;		/* the line: offset(m) = offset + drift * (m - mid) */
 	double offset, drift;
 	double bound;		/* ns */
+	double drift_bound;	/* of the drift; 0: no drift measured */
 	double min_rtt;
 	/* its own: the same addresses, irqs, probe ids mean other things elsewhere */
 	struct ksyms *ksyms;
@@ -140,6 +141,12 @@ static void fit_clock(struct machine *mc)
 		if (d > mc->bound)
 			mc->bound = d;
 	}
+	/*
+	 * Two lines within the bound of every kept probe, the first and the
+	 * last kept @span apart, differ in slope by 2 * bound / span at most.
+	 */
+	if (mc->drift)
+		mc->drift_bound = 2 * mc->bound / (kept[k - 1].m - kept[0].m);
 	mc->kept = k;
 	free(kept);
 	free(p);
@@ -380,19 +387,25 @@ void machines_report(const struct dtrace *dt, FILE *out)
 {
 	const struct machines *ms = dt->machines;
 
-	fprintf(out, "%-*s %6s %8s %18s %12s %14s %10s\n", (int)ms->width, "machine", "files",
-		"probes", "offset(ns)", "drift(ppm)", "bound(+-ns)", "minrtt(ns)");
+	fprintf(out, "%-*s %6s %8s %18s %12s %14s %10s %18s %14s\n", (int)ms->width, "machine",
+		"files", "probes", "offset(ns)", "drift(ppm)", "bound(+-ns)", "minrtt(ns)",
+		"at(ns)", "drift(+-ppm)");
 	for (unsigned int i = 0; i < ms->nr; i++) {
 		const struct machine *mc = &ms->m[i];
 
 		if (!mc->probes) {
-			fprintf(out, "%-*s %6u %8s %18s %12s %14s %10s\n", (int)ms->width,
-				mc->name, mc->nr_files, "0", "-", "-", "unknown", "-");
+			fprintf(out, "%-*s %6u %8s %18s %12s %14s %10s %18s %14s\n",
+				(int)ms->width, mc->name, mc->nr_files, "0", "-", "-", "unknown",
+				"-", "-", "-");
 			continue;
 		}
-		fprintf(out, "%-*s %6u %4u/%-3u %18.0f %12.3f %14.0f %10.0f\n", (int)ms->width,
+		fprintf(out, "%-*s %6u %4u/%-3u %18.0f %12.3f %14.0f %10.0f %18.0f ", (int)ms->width,
 			mc->name, mc->nr_files, mc->kept, mc->probes, mc->offset,
-			mc->drift * 1e6, mc->bound, mc->min_rtt);
+			mc->drift * 1e6, mc->bound, mc->min_rtt, mc->mid);
+		if (mc->drift_bound)
+			fprintf(out, "%14.3f\n", mc->drift_bound * 1e6);
+		else
+			fprintf(out, "%14s\n", "-");
 	}
 }
 
