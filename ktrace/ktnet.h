@@ -176,7 +176,7 @@ bool ktnet_parse_addr(const char *arg, struct ktnet_addr *a, bool port_only_ok);
 int ktnet_connect(const struct ktnet_addr *a, const char **why);
 /* A listening socket; dies with a message naming @arg on failure. */
 int ktnet_listen(const struct ktnet_addr *a, const char *arg);
-/* All @len bytes, or -errno (-EPIPE for a peer that closed). */
+/* All @len bytes (to a socket or a file), or -errno (-EPIPE for a peer that closed). */
 int ktnet_write_all(int fd, const void *buf, size_t len);
 int ktnet_read_all(int fd, void *buf, size_t len);
 /* A header and its payload in one call; -errno. */

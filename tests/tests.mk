@@ -28,7 +28,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   77-dtrace-probes 99-dtrace-probe-latency 97-probe-eval 98-probe-debsrc \
 		   95-user-uftrace-suite 96-user-threads-debsrc
 HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb 105-collect-faults
-HOST_SLOW_TESTS	+= 107-collect-hostile
+HOST_SLOW_TESTS	+= 107-collect-hostile 106-dtrace-machines
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
 check-quick: tools ## the host tests but HOST_SLOW_TESTS (under 2 minutes), "N passed, N failed"
