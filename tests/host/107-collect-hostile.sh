@@ -29,7 +29,9 @@ TAP_ERR=$T/seed.err check "a first sender delivers (its header seeds the crafted
 	'[ $? -eq 0 ] && [ -s "$T/coll/seed/trace.cpu0" ]'
 touch "$T/before"
 
-KTFAKE_RATE=20000 sender good --send "127.0.0.1:$CPORT" -e sched -d 6
+mkdir "$T/proc"
+printf 'ffffffff81000000 T _text\nffffffff81001000 t good_only_fn\n' >"$T/proc/kallsyms"
+KTFAKE_PROC=$T/proc KTFAKE_RATE=20000 sender good --send "127.0.0.1:$CPORT" -e sched -d 6
 pgood=$SPID
 cases="magic version type huge bighello probepayload streamid manyrecords
 	name:dotdot name:slash name:dot name:empty name:abs name:ctrl name:hidden
@@ -45,6 +47,8 @@ TAP_ERR=$T/good.err check "the good sender exits 0 beside them" '[ $? -eq 0 ]'
 counts good
 ok $? "the good sender: every record delivered or counted, in order, once" \
 	"$(cat "$T/good.count")"
+check "the good sender's kallsyms arrived beside its files (a FILE message)" \
+	'grep -q good_only_fn "$T/coll/good/trace.kallsyms"'
 
 # what the collector says about each case: "PEER: ... WHAT"
 peer() { sed -n "s/^$1 \(127\.0\.0\.1:[0-9]*\)$/\1/p" "$T/hostile.out"; }
@@ -87,7 +91,7 @@ check "the collector is still running" 'kill -0 $CPID'
 
 # nothing outside DIR; inside, machine directories of allowed names only
 find "$T" -newer "$T/before" ! -path "$T/coll" ! -path "$T/coll/*" ! -name "*.err" \
-	! -name "*.out" ! -name "*.count" ! -name "*.stats" ! -name "*.state" ! -name "*.dev" \
+	! -name "*.out" ! -name "*.count" ! -name "*.stats" ! -name "*.state" ! -name "*.dev" ! -path "$T/proc*" \
 	! -path "$T" ! -name outside >"$T/outside"
 TAP_ERR=$T/outside check "nothing written outside the collector's directory" '[ ! -s "$T/outside" ]'
 find "$T/coll" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort >"$T/machines"
