@@ -62,7 +62,7 @@ struct calls {
 	struct call_thread **by_file;	/* user streams' threads, by file index */
 	struct call_thread **sorted;
 	unsigned int nr_files, nr_threads;
-	struct amap by_tid;		/* tid -> its thread, for kernel events */
+	struct amap by_tid;		/* dtrace_task_key() -> its thread, for kernel events */
 	char *text;			/* event texts, NUL-separated */
 	size_t text_len, text_cap;
 };
@@ -79,9 +79,10 @@ static void add_rec(struct call_thread *t, uint64_t ns, uint64_t kind, uint64_t 
 					      fn, sp };
 }
 
-static struct call_thread *thread_of_tid(struct calls *c, uint32_t tid)
+/* @key: dtrace_task_key() */
+static struct call_thread *thread_of_tid(struct calls *c, uint64_t key)
 {
-	return amap_get(&c->by_tid, tid);
+	return amap_get(&c->by_tid, key);
 }
 
 /* One thread per user stream, all made before the first event. */
@@ -107,8 +108,8 @@ struct calls *calls_new(struct dtrace *dt, bool with_events)
 		t->path = f->path;
 		t->file = i;
 		c->by_file[i] = t;
-		if (!thread_of_tid(c, t->tid))
-			amap_put(&c->by_tid, t->tid, t);
+		if (!thread_of_tid(c, dtrace_task_key(dt, i, t->tid)))
+			amap_put(&c->by_tid, dtrace_task_key(dt, i, t->tid), t);
 	}
 	return c;
 }
@@ -173,9 +174,10 @@ void calls_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event 
 			return;
 		}
 	} else {
-		t = thread_of_tid(c, ev->tid);
+		t = thread_of_tid(c, dtrace_task_key(dt, e->file, ev->tid));
 		if (ev->code == KTRACE_sched_switch && ev->args[1] != ev->tid) {
-			struct call_thread *to = thread_of_tid(c, ev->args[1]);
+			struct call_thread *to = thread_of_tid(c, dtrace_task_key(dt, e->file,
+										  ev->args[1]));
 
 			if (to && c->with_events) {
 				proc_of(c, to);

@@ -86,6 +86,11 @@ struct dtrace_file {
 	 */
 	const char *machine;
 	uint8_t machine_len;
+	unsigned int machine_nr;	/* its index among the machines, 0 for one */
+	/* its machine's kallsyms, irq names and probes (machines.c); NULL: dt's */
+	const struct ksyms *ksyms;
+	const struct irq_names *irqs;
+	const struct probes *probes;
 };
 
 struct dtrace {
@@ -121,6 +126,15 @@ struct dtrace {
 	void *fmt_state;	/* the format's own, from its start() */
 	struct outbuf out;
 };
+
+/*
+ * Task @tid of file @file's machine, as per-task tables key it: a tid on two
+ * machines is two tasks.
+ */
+static inline uint64_t dtrace_task_key(const struct dtrace *dt, unsigned int file, uint32_t tid)
+{
+	return (uint64_t)dt->files[file].machine_nr << 32 | tid;
+}
 
 /* An event that passed the filters, as the formats get it. */
 struct dtrace_event {

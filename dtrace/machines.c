@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "dtrace.h"
+#include "ksyms.h"
+#include "probes.h"
 #include "util.h"
 
 #define KTNET_NAME_MAX_COLUMN	64	/* ktrace's machine names are shorter */
@@ -46,7 +48,12 @@ struct machine {
 	double mid;		/* the line: offset(m) = offset + drift * (m - mid) */
 	double offset, drift;
 	double bound;		/* ns */
+	double drift_bound;	/* of the drift; 0: no drift measured */
 	double min_rtt;
+	/* its own: the same addresses, irqs, probe ids mean other things elsewhere */
+	struct ksyms *ksyms;
+	struct irq_names *irqs;
+	struct probes *probe_names;
 };
 
 struct machines {
@@ -134,6 +141,12 @@ static void fit_clock(struct machine *mc)
 		if (d > mc->bound)
 			mc->bound = d;
 	}
+	/*
+	 * Two lines within the bound of every kept probe, the first and the
+	 * last kept @span apart, differ in slope by 2 * bound / span at most.
+	 */
+	if (mc->drift)
+		mc->drift_bound = 2 * mc->bound / (kept[k - 1].m - kept[0].m);
 	mc->kept = k;
 	free(kept);
 	free(p);
@@ -164,7 +177,36 @@ static int no_dot(const struct dirent *d)
 	return d->d_name[0] != '.';
 }
 
-static void add_machine(struct machines *ms, const char *dir)
+/* DIR/trace.SUFFIX, if the machine has one */
+static char *machine_file(const struct machine *mc, const char *suffix)
+{
+	char *p = xmalloc(strlen(mc->dir) + strlen(suffix) + 8);
+
+	sprintf(p, "%s/trace%s", mc->dir, suffix);
+	if (access(p, F_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+static void load_machine_files(const struct dtrace *dt, struct machine *mc)
+{
+	char *p;
+
+	if (dt->decode.raw)
+		return;
+	if ((p = machine_file(mc, ".kallsyms")))
+		mc->ksyms = ksyms_load(p);
+	free(p);
+	if ((p = machine_file(mc, ".irqs")))
+		mc->irqs = irq_names_load(p);
+	free(p);
+	if ((p = machine_file(mc, ".probes")))
+		mc->probe_names = probes_load(p);
+	free(p);
+}
+
+static void add_machine(const struct dtrace *dt, struct machines *ms, const char *dir)
 {
 	const char *slash;
 	size_t len = strlen(dir);
@@ -184,6 +226,7 @@ static void add_machine(struct machines *ms, const char *dir)
 	if (strlen(mc->name) > ms->width)
 		ms->width = strlen(mc->name);
 	fit_clock(mc);
+	load_machine_files(dt, mc);
 }
 
 char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out)
@@ -233,14 +276,14 @@ char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out
 
 				sprintf(sub, "%s/%s", args[i], names[j]->d_name);
 				if (is_dir(sub) && is_machine_dir(sub))
-					add_machine(ms, sub);
+					add_machine(dt, ms, sub);
 				free(sub);
 				free(names[j]);
 			}
 			free(names);
 			continue;
 		}
-		add_machine(ms, args[i]);
+		add_machine(dt, ms, args[i]);
 	}
 	for (unsigned int i = 0; i < ms->nr; i++) {
 		struct dirent **names;
@@ -327,6 +370,10 @@ void machines_setup_file(const struct dtrace *dt, struct dtrace_file *df,
 
 	df->machine = mc->name;
 	df->machine_len = strlen(mc->name);
+	df->machine_nr = f->machine;
+	df->ksyms = mc->ksyms;
+	df->irqs = mc->irqs;
+	df->probes = mc->probe_names;
 	if (ms->only && strcmp(ms->only, mc->name))
 		df->selected = false;
 }
@@ -340,19 +387,25 @@ void machines_report(const struct dtrace *dt, FILE *out)
 {
 	const struct machines *ms = dt->machines;
 
-	fprintf(out, "%-*s %6s %8s %18s %12s %14s %10s\n", (int)ms->width, "machine", "files",
-		"probes", "offset(ns)", "drift(ppm)", "bound(+-ns)", "minrtt(ns)");
+	fprintf(out, "%-*s %6s %8s %18s %12s %14s %10s %18s %14s\n", (int)ms->width, "machine",
+		"files", "probes", "offset(ns)", "drift(ppm)", "bound(+-ns)", "minrtt(ns)",
+		"at(ns)", "drift(+-ppm)");
 	for (unsigned int i = 0; i < ms->nr; i++) {
 		const struct machine *mc = &ms->m[i];
 
 		if (!mc->probes) {
-			fprintf(out, "%-*s %6u %8s %18s %12s %14s %10s\n", (int)ms->width,
-				mc->name, mc->nr_files, "0", "-", "-", "unknown", "-");
+			fprintf(out, "%-*s %6u %8s %18s %12s %14s %10s %18s %14s\n",
+				(int)ms->width, mc->name, mc->nr_files, "0", "-", "-", "unknown",
+				"-", "-", "-");
 			continue;
 		}
-		fprintf(out, "%-*s %6u %4u/%-3u %18.0f %12.3f %14.0f %10.0f\n", (int)ms->width,
+		fprintf(out, "%-*s %6u %4u/%-3u %18.0f %12.3f %14.0f %10.0f %18.0f ", (int)ms->width,
 			mc->name, mc->nr_files, mc->kept, mc->probes, mc->offset,
-			mc->drift * 1e6, mc->bound, mc->min_rtt);
+			mc->drift * 1e6, mc->bound, mc->min_rtt, mc->mid);
+		if (mc->drift_bound)
+			fprintf(out, "%14.3f\n", mc->drift_bound * 1e6);
+		else
+			fprintf(out, "%14s\n", "-");
 	}
 }
 
@@ -365,6 +418,9 @@ void machines_free(struct dtrace *dt)
 	for (unsigned int i = 0; i < ms->nr; i++) {
 		free(ms->m[i].name);
 		free(ms->m[i].dir);
+		ksyms_free(ms->m[i].ksyms);
+		irq_names_free(ms->m[i].irqs);
+		probes_free(ms->m[i].probe_names);
 	}
 	free(ms->m);
 	free(ms);

@@ -589,7 +589,7 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 {
 	if (dt->decode.raw)
 		return;
-	if (!mf->kallsyms)
+	if (!mf->kallsyms && !dt->machines)
 		mf->kallsyms = mf->found_kallsyms = find_beside(dt, ".kallsyms", NULL);
 	if (mf->kallsyms) {
 		dt->decode.ksyms = ksyms_load(mf->kallsyms);
@@ -597,7 +597,7 @@ static void load_machine_files(struct dtrace *dt, struct machine_files *mf)
 			die("%s: no kernel symbols to name addresses with", mf->kallsyms);
 		pr_debug("%s: %zu text symbols", mf->kallsyms, ksyms_count(dt->decode.ksyms));
 	}
-	if (!mf->irqs)
+	if (!mf->irqs && !dt->machines)
 		mf->irqs = mf->found_irqs = find_beside(dt, ".irqs", NULL);
 	if (mf->irqs) {
 		dt->decode.irqs = irq_names_load(mf->irqs);
@@ -693,10 +693,11 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 	for (int i = 0; i < nr; i++) {
 		add_input(in, paths[i]);
 		if (has_suffix(paths[i], ".kallsyms")) {
-			if (!mf->kallsyms)
+			/* with machines, each has its own (machines.c) */
+			if (!mf->kallsyms && !dt->machines)
 				mf->kallsyms = mf->found_kallsyms = xstrdup(paths[i]);
 		} else if (has_suffix(paths[i], ".irqs")) {
-			if (!mf->irqs)
+			if (!mf->irqs && !dt->machines)
 				mf->irqs = mf->found_irqs = xstrdup(paths[i]);
 		} else if (has_suffix(paths[i], ".probes")) {
 			if (!mf->probes)

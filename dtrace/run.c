@@ -107,6 +107,8 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 		ns = ktfile_ns(f, ev->tsc - dt->t0);
 		if (ns > dt->to_ns)
 			break;
+		if (dt->machines)
+			tasks_set_machine(dt->tasks, f->machine);
 		if (kernel && dt->tasks && tasks_changes(ev)) {
 			tasks_sync(dt, pl);
 			tasks_follow(dt->tasks, ev);

@@ -32,7 +32,7 @@ struct summary {
 	uint64_t events;
 	uint64_t first_ns, last_ns;
 	struct file_counts *files;			/* by file index */
-	struct amap tasks;				/* tid -> struct task_count */
+	struct amap tasks;				/* dtrace_task_key() -> struct task_count */
 };
 
 static void *summary_start(struct dtrace *dt, struct outbuf *o)
@@ -58,12 +58,13 @@ static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtra
 		return;
 	}
 	if (grp) {
-		struct task_count *tc = amap_get(&sum->tasks, ev->tid);
+		uint64_t key = dtrace_task_key(dt, e->file, ev->tid);
+		struct task_count *tc = amap_get(&sum->tasks, key);
 
 		if (!tc) {
 			tc = xcalloc(1, sizeof(*tc));
 			tc->tid = ev->tid;
-			amap_put(&sum->tasks, ev->tid, tc);
+			amap_put(&sum->tasks, key, tc);
 		}
 		tc->events++;
 		tc->task_len = tasks_put_named(&e->names, tc->task, ev->tid, 0) - tc->task;

@@ -7,6 +7,8 @@
  * it show (tasks.h): a task's first naming, and in a flight snapshot its
  * first naming from when every CPU's records are complete.  A naming the merge passes or an
  * exit drops is retired: freed when no batch that may hold it is left.
+ * With several machines (machines.c) the maps' keys are machine << 32 | tid:
+ * a tid on two machines is two tasks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,8 @@ struct naming {
 #define NOW_DIRECT	(1u << 16)
 
 struct tasks {
-	struct naming **now_direct;	/* tid < NOW_DIRECT -> its naming in force */
+	uint64_t machine;	/* of the events now (tasks_set_machine()), << 32 */
+	struct naming **now_direct;	/* machine 0's tid < NOW_DIRECT -> its naming in force */
 	struct amap now;	/* the larger tids' */
 	struct amap first;	/* tid -> its first naming, not reached yet */
 	struct amap complete;	/* flight: tid -> its first naming from complete_from on */
@@ -53,25 +56,37 @@ struct tasks {
 	uint8_t (*task_args)[TASKS_PER_EVENT - 1];
 };
 
+/* @tid of the machine now: the maps' key */
+static uint64_t key(const struct tasks *t, uint32_t tid)
+{
+	return t->machine | tid;
+}
+
 static struct naming *now_get(const struct tasks *t, uint32_t tid)
 {
-	return tid < NOW_DIRECT ? t->now_direct[tid] : amap_get(&t->now, tid);
+	return key(t, tid) < NOW_DIRECT ? t->now_direct[tid] : amap_get(&t->now, key(t, tid));
 }
 
 static void now_put(struct tasks *t, uint32_t tid, struct naming *n)
 {
-	if (tid < NOW_DIRECT)
+	if (key(t, tid) < NOW_DIRECT)
 		t->now_direct[tid] = n;
 	else
-		amap_put(&t->now, tid, n);
+		amap_put(&t->now, key(t, tid), n);
 }
 
 static void now_del(struct tasks *t, uint32_t tid)
 {
-	if (tid < NOW_DIRECT)
+	if (key(t, tid) < NOW_DIRECT)
 		t->now_direct[tid] = NULL;
 	else
-		amap_del(&t->now, tid);
+		amap_del(&t->now, key(t, tid));
+}
+
+void tasks_set_machine(struct tasks *t, unsigned int machine)
+{
+	if (t)
+		t->machine = (uint64_t)machine << 32;
 }
 
 static struct naming *naming_new(uint64_t tsc, uint32_t tid, uint32_t pid, const char *comm)
@@ -142,16 +157,16 @@ static struct ktfile_reader *open_ahead(const struct ktfile_reader *f)
 }
 
 /* @m's naming of the tid @ev names: the earliest, over the files read ahead. */
-static void keep_earliest(struct amap *m, const struct ktfile_event *ev)
+static void keep_earliest(const struct tasks *t, struct amap *m, const struct ktfile_event *ev)
 {
-	struct naming *old = amap_get(m, ev->args[0]);
+	struct naming *old = amap_get(m, key(t, ev->args[0]));
 	char comm[KTRACE_COMM_LEN];
 
 	if (old && old->tsc <= ev->tsc)
 		return;
 	free(old);
 	event_comm(ev, comm);
-	amap_put(m, ev->args[0], naming_new(ev->tsc, ev->args[0], ev->args[1], comm));
+	amap_put(m, key(t, ev->args[0]), naming_new(ev->tsc, ev->args[0], ev->args[1], comm));
 }
 
 /*
@@ -172,9 +187,9 @@ static void look_ahead(struct tasks *t, const struct ktfile_reader *f)
 			break;
 		if (!is_naming(ev))
 			continue;
-		keep_earliest(&t->first, ev);
+		keep_earliest(t, &t->first, ev);
 		if (t->complete_from && ev->tsc >= t->complete_from)
-			keep_earliest(&t->complete, ev);
+			keep_earliest(t, &t->complete, ev);
 	}
 	ktfile_reader_close(r);
 }
@@ -246,13 +261,17 @@ struct tasks *tasks_open(struct kt_merge *m)
 	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
 		const struct ktfile_reader *f = kt_merge_file(m, i);
 
+		tasks_set_machine(t, f->machine);
 		if (f->hdr.cpu < 0 && !now_get(t, f->hdr.tid))	/* a user stream names its thread */
 			now_put(t, f->hdr.tid,
 				 naming_new(0, f->hdr.tid, f->hdr.pid, f->hdr.comm));
 	}
 	find_complete_from(t, m);
-	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++)
+	for (unsigned int i = 0; i < kt_merge_nr_files(m); i++) {
+		tasks_set_machine(t, kt_merge_file(m, i)->machine);
 		look_ahead(t, kt_merge_file(m, i));
+	}
+	tasks_set_machine(t, 0);
 	return t;
 }
 
@@ -293,7 +312,7 @@ static void follow_fork(struct tasks *t, const struct ktfile_event *ev)
 	uint32_t child = ev->args[1];
 	struct naming *n;
 
-	if (!parent || !child || now_get(t, child) || amap_get(&t->first, child))
+	if (!parent || !child || now_get(t, child) || amap_get(&t->first, key(t, child)))
 		return;
 	n = xmalloc(sizeof(*n));
 	*n = *parent;
@@ -316,11 +335,11 @@ void tasks_follow(struct tasks *t, const struct ktfile_event *ev)
 	retire(t, now_get(t, tid));
 	now_put(t, tid, naming_new(ev->tsc, tid, ev->args[1], comm));
 	/* the merge reached what was looked ahead for */
-	retire(t, amap_get(&t->first, tid));
-	amap_del(&t->first, tid);
+	retire(t, amap_get(&t->first, key(t, tid)));
+	amap_del(&t->first, key(t, tid));
 	if (t->complete_from && ev->tsc >= t->complete_from) {
-		retire(t, amap_get(&t->complete, tid));
-		amap_del(&t->complete, tid);
+		retire(t, amap_get(&t->complete, key(t, tid)));
+		amap_del(&t->complete, key(t, tid));
 	}
 }
 
@@ -331,8 +350,8 @@ void tasks_follow_after(struct tasks *t, const struct ktfile_event *ev)
 	retire(t, now_get(t, ev->args[0]));
 	now_del(t, ev->args[0]);
 	/* a naming looked ahead for is a later task's of the same tid */
-	retire(t, amap_get(&t->complete, ev->args[0]));
-	amap_del(&t->complete, ev->args[0]);
+	retire(t, amap_get(&t->complete, key(t, ev->args[0])));
+	amap_del(&t->complete, key(t, ev->args[0]));
 }
 
 /* The naming of @tid an event now shows, NULL if unnamed. */
@@ -344,10 +363,10 @@ static const struct naming *find(const struct tasks *t, uint32_t tid)
 		return NULL;
 	n = now_get(t, tid);
 	if (!n)		/* the look-ahead's namings go as the merge reaches them */
-		return t->first.nr ? amap_get(&t->first, tid) : NULL;
+		return t->first.nr ? amap_get(&t->first, key(t, tid)) : NULL;
 	if (t->complete.nr && n->tsc < t->complete_from && n->tsc) {
 		/* from before the snapshot was complete: a later naming wins */
-		const struct naming *later = amap_get(&t->complete, tid);
+		const struct naming *later = amap_get(&t->complete, key(t, tid));
 
 		if (later)
 			return later;

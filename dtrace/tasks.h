@@ -54,6 +54,12 @@ struct tasks *tasks_open(struct kt_merge *m);
 void tasks_free(struct tasks *t);
 
 /*
+ * The machine (ktfile_reader.machine) of the events that follow: each
+ * machine's tids are its own tasks.  0 for one machine.
+ */
+void tasks_set_machine(struct tasks *t, unsigned int machine);
+
+/*
  * Every event of the merge, in its order, filtered out or not: a naming
  * takes effect at its own event (before @ev is shown), an exit after it
  * (call tasks_follow_after() once @ev is handed on).

@@ -60,7 +60,12 @@ static char *put_realtime(char *p, struct outbuf *o, const struct ktfile_reader 
 static struct ktev_ctx event_ctx(const struct dtrace *dt, const struct dtrace_event *e)
 {
 	struct ktev_ctx ctx = dt->decode;
+	const struct dtrace_file *df = &dt->files[e->file];
 
+	if (df->ksyms)
+		ctx.ksyms = df->ksyms;
+	if (df->irqs)
+		ctx.irqs = df->irqs;
 	ctx.tsc = e->ev->tsc;
 	ctx.put_task = tasks_put_names_ctx;
 	ctx.tasks = &e->names;
@@ -72,7 +77,8 @@ char *dtrace_put_text(const struct dtrace *dt, char *p, const struct dtrace_even
 	struct ktev_ctx ctx = event_ctx(dt, e);
 
 	if ((e->ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)
-		return probes_put_text(dt->probes, p, e->ev, PROBE_TEXT_MAX);
+		return probes_put_text(dt->files[e->file].probes ?: dt->probes, p, e->ev,
+				       PROBE_TEXT_MAX);
 
 	return sym_put_text(p, dt->files[e->file].proc, e->ev, &ctx);
 }
@@ -85,7 +91,7 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 	struct ktev_ctx ctx = event_ctx(dt, e);
 
 	if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)	/* named by BASE.probes */
-		return probes_put_event(dt->probes, p, ev, width);
+		return probes_put_event(dt->files[e->file].probes ?: dt->probes, p, ev, width);
 	if (proc)		/* user events the program named, calls */
 		return sym_put_event(p, proc, ev, width, &ctx);
 	p = ktev_put_name(p, ev->code, width);

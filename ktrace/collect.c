@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,10 +42,11 @@
 #include "opts.h"
 #include "util.h"
 
-#define STREAMS_MAX	8192	/* the most CPUs a kernel has */
-#define RECORDS_MAX	(1u << 22)	/* in one frame; ktrace sends CHUNK_RECORDS */
-#define FILE_MAX	(256u << 20)	/* a shipped kallsyms and the like */
+#define FILE_MAX	KTNET_PAYLOAD_MAX	/* a shipped kallsyms: ktrace sends no more */
 #define MESSAGES_PER_TURN 64
+#define OUT_MAX		(1u << 20)	/* replies queued to a peer that does not read them */
+#define MACHINES_MAX	4096
+#define PEER_IDLE_S	10		/* senders probe 4 times a second: silence is death */
 
 struct cstream {
 	uint32_t id;
@@ -62,6 +64,7 @@ struct machine {
 	unsigned int nr;
 	struct conn *conn;		/* the connection sending it now, if any */
 	uint64_t records, lost;		/* written in this run of the collector */
+	bool write_failing;		/* said so: quiet until a write works again */
 };
 
 struct conn {
@@ -72,6 +75,8 @@ struct conn {
 	bool have_hdr;
 	struct ktnet_hdr h;
 	uint8_t *payload;
+	size_t payload_cap;		/* grows as the payload's bytes come, not as @len says */
+	double last_byte;		/* now() when the last byte came */
 	uint64_t t_recv;		/* when the message's last byte came */
 	uint8_t *out;			/* acks and replies not yet sent */
 	size_t out_len, out_cap;
@@ -85,6 +90,7 @@ struct collector {
 	struct machine **machines;
 	unsigned int nr_machines;
 	ZSTD_DCtx *dz;
+	bool accept_paused;		/* out of file descriptors: new peers wait */
 	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
 	size_t raw_cap;
 };
@@ -312,10 +318,15 @@ static int on_hello(struct collector *col, struct conn *c)
 		return -EPROTO;
 	memcpy(&hello, c->payload, sizeof(hello));
 	nr = le32toh(hello.nr_streams);
-	hello.name[KTNET_NAME_MAX - 1] = '\0';
-	if (!nr || nr > STREAMS_MAX || c->h.len != sizeof(hello) + 4 * nr ||
-	    !ktnet_name_ok(hello.name)) {
-		pr_warn("%s: a HELLO with a bad name or stream list: closed", c->peer);
+	if (!memchr(hello.name, '\0', sizeof(hello.name)) || !ktnet_name_ok(hello.name)) {
+		/* the name becomes a directory: only [A-Za-z0-9._-], no "." first */
+		pr_warn("%s: a HELLO with a bad machine name (not 1-63 of A-Z a-z 0-9 . _ -, "
+			"not . first): closed", c->peer);
+		return -EPROTO;
+	}
+	if (!nr || nr > KTNET_STREAMS_MAX || c->h.len != sizeof(hello) + 4 * nr) {
+		pr_warn("%s: %s: a HELLO of %u streams in %u bytes: closed", c->peer, hello.name,
+			nr, c->h.len);
 		return -EPROTO;
 	}
 	memcpy(&tmpl, hello.header, sizeof(tmpl));
@@ -328,10 +339,25 @@ static int on_hello(struct collector *col, struct conn *c)
 	for (unsigned int i = 0; i < nr; i++) {
 		memcpy(&ids[i], c->payload + sizeof(hello) + 4 * i, 4);
 		ids[i] = le32toh(ids[i]);
+		for (unsigned int k = 0; k < i && ids[i] < KTNET_STREAMS_MAX; k++)
+			if (ids[k] == ids[i])
+				ids[i] = KTNET_STREAMS_MAX;
+		if (ids[i] >= KTNET_STREAMS_MAX) {
+			pr_warn("%s: %s: a HELLO with a stream id repeated or not below %u: closed",
+				c->peer, hello.name, KTNET_STREAMS_MAX);
+			free(ids);
+			return -EPROTO;
+		}
 	}
 	for (unsigned int i = 0; i < col->nr_machines; i++)
 		if (!strcmp(col->machines[i]->name, hello.name))
 			m = col->machines[i];
+	if (!m && col->nr_machines >= MACHINES_MAX) {
+		pr_warn("%s: %s: %u machines already, no more: closed", c->peer, hello.name,
+			MACHINES_MAX);
+		free(ids);
+		return -EPROTO;
+	}
 	if (!m) {
 		m = xcalloc(1, sizeof(*m));
 		strcpy(m->name, hello.name);
@@ -343,6 +369,7 @@ static int on_hello(struct collector *col, struct conn *c)
 		/* two machines of one name: the second waits for the first */
 		pr_warn("%s: %s is sending as %s already; %s has another recording: closed",
 			c->peer, m->conn->peer, m->name, c->peer);
+		free(ids);
 		return -EPROTO;
 	}
 	if (m->conn && m->conn != c) {
@@ -370,13 +397,17 @@ static int on_hello(struct collector *col, struct conn *c)
 	}
 	free(ids);
 	if (ret) {
+		/* files half opened: the next HELLO starts from the state files again */
+		close_machine(m);
+		m->session = 0;
 		m->conn = NULL;
 		c->m = NULL;
 		return ret;
 	}
 	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = KTNET_STREAM_NONE });
-	pr_info("%s: %s from %s, %u stream%s", m->name, m->records ? "resumed" : "receiving",
-		c->peer, nr, nr == 1 ? "" : "s");
+	if (!m->write_failing)
+		pr_info("%s: %s from %s, %u stream%s", m->name,
+			m->records ? "resumed" : "receiving", c->peer, nr, nr == 1 ? "" : "s");
 	return 0;
 }
 
@@ -388,8 +419,9 @@ static int on_data(struct collector *col, struct conn *c)
 	unsigned long long size;
 	int ret;
 
-	if (!st || c->h.records > RECORDS_MAX) {
-		pr_warn("%s: DATA for no stream of its HELLO, or too big: closed", c->peer);
+	if (!st) {
+		pr_warn("%s: %s: DATA for cpu %u, not a stream of its HELLO: closed", c->peer,
+			m->name, c->h.stream);
 		return -EPROTO;
 	}
 	if (c->h.seq <= st->seq) {	/* sent again after a lost ack: written already */
@@ -429,6 +461,9 @@ static int on_data(struct collector *col, struct conn *c)
 		goto write_error;
 	st->seq = c->h.seq;
 	write_state(m, st);
+	if (m->write_failing)
+		pr_info("%s: writing again", m->dir);
+	m->write_failing = false;
 	m->records += c->h.records;
 	m->lost += c->h.lost;
 	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
@@ -438,8 +473,11 @@ write_error:
 	 * Not acknowledged: the sender keeps the frame.  The next HELLO opens
 	 * the files again, cut back to what the state says was written.
 	 */
-	pr_err("%s/trace.cpu%u: %s; frame %" PRIu64 " not written, the connection closed",
-	       m->dir, st->id, strerror(-ret), c->h.seq);
+	if (!m->write_failing)
+		pr_err("%s/trace.cpu%u: %s; frame %" PRIu64 " not written, the connection "
+		       "closed (and the next ones, until a write works)", m->dir, st->id,
+		       strerror(-ret), c->h.seq);
+	m->write_failing = true;
 	close_machine(m);
 	m->session = 0;
 	return ret;
@@ -459,18 +497,18 @@ static int on_file(struct conn *c)
 		if (nlen < c->h.len && !strcmp((char *)c->payload, suffixes[i]))
 			break;
 	if (i == ARRAY_SIZE(suffixes)) {
-		pr_warn("%s: a FILE of no known kind: left out", c->peer);
+		pr_warn("%s: %s: a FILE of no known kind: left out", c->peer, c->m->name);
 		return 0;
 	}
 	size = ZSTD_getFrameContentSize(c->payload + nlen + 1, c->h.len - nlen - 1);
 	if (size > FILE_MAX) {
-		pr_warn("%s: %s: not a zstd frame of at most %u MiB: left out", c->peer,
-			suffixes[i], FILE_MAX >> 20);
+		pr_warn("%s: %s: %s: not a zstd frame of at most %u MiB: left out", c->peer,
+			c->m->name, suffixes[i], FILE_MAX >> 20);
 		return 0;
 	}
 	buf = xmalloc(size + 1);
 	if (ZSTD_decompress(buf, size, c->payload + nlen + 1, c->h.len - nlen - 1) != size) {
-		pr_warn("%s: %s: a bad zstd frame: left out", c->peer, suffixes[i]);
+		pr_warn("%s: %s: %s: a bad zstd frame: left out", c->peer, c->m->name, suffixes[i]);
 		free(buf);
 		return 0;
 	}
@@ -497,8 +535,10 @@ static void on_clock(struct conn *c)
 			   ktnet_t(&c->h, 0), ktnet_t(&c->h, 1), ktnet_t(&c->h, 2),
 			   ktnet_t(&c->h, 3));
 
-	if (fd < 0 || write(fd, line, len) != len)
+	if ((fd < 0 || write(fd, line, len) != len) && !c->m->write_failing) {
 		pr_warn("%s: %s", path, strerror(errno));
+		c->m->write_failing = true;	/* 4 probes a second: said once */
+	}
 	if (fd >= 0)
 		close(fd);
 	free(path);
@@ -558,11 +598,31 @@ static int on_message(struct collector *col, struct conn *c)
 static int on_readable(struct collector *col, struct conn *c)
 {
 	for (unsigned int messages = 0; messages < MESSAGES_PER_TURN; ) {
-		uint8_t *dst = c->have_hdr ? c->payload + c->got : c->wire + c->got;
-		size_t want = c->have_hdr ? c->h.len - c->got : KTNET_HDR_SIZE - c->got;
-		ssize_t n = want ? read(c->fd, dst, want) : 0;
+		uint8_t *dst;
+		size_t want;
+		ssize_t n;
 		const char *bad;
 		int ret;
+
+		/*
+		 * The payload buffer grows with the bytes that came (64 KiB, then
+		 * doubling), so a header that claims 64 MiB costs the peer 64 MiB
+		 * of sending, not us 64 MiB per connection.
+		 */
+		if (c->have_hdr && c->payload_cap < c->h.len + 1 && c->got + 1 >= c->payload_cap) {
+			size_t cap = c->payload_cap ? 2 * c->payload_cap : 64u << 10;
+
+			c->payload_cap = cap < c->h.len + 1 ? cap : c->h.len + 1;
+			c->payload = xrealloc(c->payload, c->payload_cap);
+		}
+		if (c->have_hdr) {
+			dst = c->payload + c->got;
+			want = (c->h.len < c->payload_cap - 1 ? c->h.len : c->payload_cap - 1) - c->got;
+		} else {
+			dst = c->wire + c->got;
+			want = KTNET_HDR_SIZE - c->got;
+		}
+		n = want ? read(c->fd, dst, want) : 0;
 
 		if (want && n < 0 && errno == EINTR)
 			continue;
@@ -573,6 +633,7 @@ static int on_readable(struct collector *col, struct conn *c)
 		if (want && n == 0)
 			return -EPIPE;
 		c->got += n;
+		c->last_byte = now();
 		if (!c->have_hdr) {
 			if (c->got < KTNET_HDR_SIZE)
 				continue;
@@ -583,7 +644,6 @@ static int on_readable(struct collector *col, struct conn *c)
 			}
 			c->have_hdr = true;
 			c->got = 0;
-			c->payload = xrealloc(c->payload, c->h.len + 1);
 			if (c->h.len)
 				continue;
 		} else if (c->got < c->h.len) {
@@ -596,6 +656,11 @@ static int on_readable(struct collector *col, struct conn *c)
 		ret = on_message(col, c);
 		if (ret < 0)
 			return ret;
+		if (c->out_len > OUT_MAX) {
+			pr_warn("%s: does not read its acknowledgements (%zu bytes waiting): closed",
+				c->peer, c->out_len);
+			return -EPROTO;
+		}
 	}
 	return 0;
 }
@@ -604,10 +669,12 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 {
 	struct conn *c = col->conns[i];
 
-	if (why != -EPIPE && why != -EPROTO)
+	if (why != -EPIPE && why != -EPROTO && !(c->m && c->m->write_failing))
 		pr_warn("%s: %s: closed", c->peer, strerror(-why));
-	if (c->m) {
-		bool complete = true;
+	if (c->m && c->m->write_failing) {
+		c->m->conn = NULL;
+	} else if (c->m) {
+		bool complete = c->m->nr;
 
 		for (unsigned int k = 0; k < c->m->nr; k++)
 			complete &= c->m->streams[k].ended;
@@ -624,6 +691,7 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 	free(c->out);
 	free(c);
 	col->conns[i] = col->conns[--col->nr_conns];
+	col->accept_paused = false;	/* a descriptor is free again */
 }
 
 static void accept_conn(struct collector *col, int lfd)
@@ -634,12 +702,21 @@ static void accept_conn(struct collector *col, int lfd)
 	char host[64] = "?", port[16] = "?";
 	struct conn *c;
 
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		       errno == ENOMEM)) {
+		/* a resource running out: the peer waits in the backlog, we go on */
+		pr_warn("--listen: %s with %u connections open; new ones wait until one "
+			"closes", strerror(errno), col->nr_conns);
+		col->accept_paused = true;
+		return;
+	}
 	if (fd < 0)
 		return;
 	getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
 		    NI_NUMERICHOST | NI_NUMERICSERV);
 	c = xcalloc(1, sizeof(*c));
 	c->fd = fd;
+	c->last_byte = now();
 	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
 	col->conns = xrealloc(col->conns, (col->nr_conns + 1) * sizeof(*col->conns));
 	col->conns[col->nr_conns++] = c;
@@ -655,6 +732,7 @@ int collect(const struct ktrace_opts *o)
 	socklen_t sslen = sizeof(ss);
 	char host[64] = "", port[16] = "";
 	sigset_t block, orig;
+	struct rlimit nofile;
 	int lfd;
 
 	if (!ktnet_parse_addr(o->listen, &addr, true))
@@ -662,6 +740,11 @@ int collect(const struct ktrace_opts *o)
 	if (mkdir(col.dir, 0755) < 0 && errno != EEXIST)
 		die("-o %s: %s", col.dir, strerror(errno));
 	lfd = ktnet_listen(&addr, o->listen);
+	/* two descriptors a stream of every machine, one a connection */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	if (getsockname(lfd, (struct sockaddr *)&ss, &sslen) == 0)
 		getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof(host), port, sizeof(port),
 			    NI_NUMERICHOST | NI_NUMERICSERV);
@@ -683,13 +766,16 @@ int collect(const struct ktrace_opts *o)
 	while (!stop_sig) {
 		struct pollfd *pfd = xcalloc(col.nr_conns + 1, sizeof(*pfd));
 		unsigned int n = col.nr_conns;
+		struct timespec tick = { 1, 0 };	/* for the idle peers */
+		double t;
 
-		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		pfd[0] = (struct pollfd){ .fd = col.accept_paused ? -1 : lfd, .events = POLLIN };
 		for (unsigned int i = 0; i < n; i++)
 			pfd[i + 1] = (struct pollfd){ .fd = col.conns[i]->fd,
 				.events = POLLIN | (col.conns[i]->out_len ? POLLOUT : 0) };
-		if (ppoll(pfd, n + 1, NULL, &orig) < 0 && errno != EINTR)
+		if (ppoll(pfd, n + 1, &tick, &orig) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
+		t = now();
 		/* backwards: close_conn() moves the last one into the gap */
 		for (unsigned int i = n; i-- > 0; ) {
 			struct conn *c = col.conns[i];
@@ -699,6 +785,13 @@ int collect(const struct ktrace_opts *o)
 				ret = on_readable(&col, c);
 			if (!ret)
 				ret = flush(c);
+			if (!ret && t - c->last_byte > PEER_IDLE_S) {
+				/* a dead peer, or one holding a name or a descriptor */
+				pr_warn("%s: nothing for %d s%s: closed", c->peer, PEER_IDLE_S,
+					c->have_hdr || c->got ? " in the middle of a message" :
+					!c->m ? " and no HELLO" : "");
+				ret = -EPROTO;
+			}
 			if (ret)
 				close_conn(&col, i, ret);
 		}

@@ -52,6 +52,8 @@
 #define KTNET_PAYLOAD_MAX	(64u << 20)	/* a bigger @len is a protocol error */
 #define KTNET_NAME_MAX		64		/* machine name, NUL included */
 #define KTNET_STREAM_NONE	0xffffffffu
+#define KTNET_STREAMS_MAX	8192		/* in a HELLO; stream ids are below it (CPUs) */
+#define KTNET_RECORDS_MAX	(1u << 22)	/* in one DATA frame; ktrace sends CHUNK_RECORDS */
 
 enum ktnet_type {
 	KTNET_HELLO = 1,
@@ -137,6 +139,24 @@ static inline const char *ktnet_decode(struct ktnet_hdr *h, const uint8_t in[KTN
 		return "unknown message type";
 	if (h->len > KTNET_PAYLOAD_MAX)
 		return "payload too large";
+	/* checked before a byte of the payload is read or allocated */
+	switch (h->type) {
+	case KTNET_HELLO:
+		if (h->len > sizeof(struct ktnet_hello) + 4 * KTNET_STREAMS_MAX)
+			return "HELLO too large";
+		break;
+	case KTNET_DATA:
+		if (h->records > KTNET_RECORDS_MAX)
+			return "DATA frame of too many records";
+		break;
+	case KTNET_FILE:
+		break;
+	default:
+		if (h->len)
+			return "a payload on a message that has none";
+	}
+	if (h->stream != KTNET_STREAM_NONE && h->stream >= KTNET_STREAMS_MAX)
+		return "stream id out of range";
 	return NULL;
 }
 
@@ -156,7 +176,7 @@ bool ktnet_parse_addr(const char *arg, struct ktnet_addr *a, bool port_only_ok);
 int ktnet_connect(const struct ktnet_addr *a, const char **why);
 /* A listening socket; dies with a message naming @arg on failure. */
 int ktnet_listen(const struct ktnet_addr *a, const char *arg);
-/* All @len bytes, or -errno (-EPIPE for a peer that closed). */
+/* All @len bytes (to a socket or a file), or -errno (-EPIPE for a peer that closed). */
 int ktnet_write_all(int fd, const void *buf, size_t len);
 int ktnet_read_all(int fd, void *buf, size_t len);
 /* A header and its payload in one call; -errno. */

@@ -21,6 +21,13 @@
  * probe every PROBE_INTERVAL (4 at each connect) and a beacon for each stream
  * idle for a second.  At the end, sender_finish() waits for every frame to
  * be acknowledged, --send-wait seconds at the most.
+ *
+ * A sender killed leaves its frames in --spool DIR, beside DIR/hello (its
+ * HELLO).  The next ktrace --send with that --spool moves them to
+ * DIR/unsent.N and, before its own recording's HELLO, says the old HELLO
+ * and sends what the collector has not acknowledged of them (a frame cut
+ * short by the kill becomes a lost count of its records), so the killed
+ * recording is complete at the collector up to what reached the spool.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -50,6 +57,9 @@
 #define SEGMENT_BYTES	(4u << 20)	/* a spool segment file is closed after this */
 #define PROBE_INTERVAL	0.25		/* s: dtrace keeps the best of 8 in a row */
 #define ZSTD_LEVEL	1		/* ~4x on trace records at several 100 MB/s a core */
+
+/* BASE.SUFFIX: what a recording saves of its machine, sent as FILE messages */
+static const char *const file_suffixes[] = { ".kallsyms", ".irqs", ".probes" };
 
 struct send_stream {
 	uint32_t id;			/* the CPU */
@@ -103,6 +113,7 @@ struct sender {
 	uint64_t frames, raw_bytes, wire_bytes;	/* sent, for the summary */
 	bool undelivered;		/* the thread gave up at the deadline */
 	bool disk_warned;		/* said the spool's disk is full */
+	bool recovered;			/* a killed sender's spool (DIR/unsent.N) */
 };
 
 /* The network thread sleeps in poll(): a frame to send, or the end, wakes it. */
@@ -273,10 +284,10 @@ void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *
 /* BASE.kallsyms, .irqs, .probes, as the recording wrote them into the spool. */
 static int send_files(struct sender *s, int fd)
 {
-	static const char *const suffixes[] = { ".kallsyms", ".irqs", ".probes" };
+	const char *const *suffixes = file_suffixes;
 	int ret = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(suffixes) && !ret; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(file_suffixes) && !ret; i++) {
 		char path[4096];
 		struct stat st;
 		void *raw, *z;
@@ -322,23 +333,63 @@ static int send_probe(int fd)
 	return ktnet_send(fd, &h, NULL);
 }
 
-/* HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
-static int handshake(struct sender *s, int fd)
+/*
+ * An ACK: frames of stream @h->stream up to @h->seq are written.  The
+ * collector is not trusted: an ACK of a frame never sent (that would free
+ * it from the spool unsent) is a protocol error (under lock).
+ */
+static int take_ack(struct sender *s, const struct ktnet_hdr *h)
 {
-	size_t len = sizeof(s->hello) + s->nr * sizeof(uint32_t);
-	uint8_t *payload = xmalloc(len);
-	struct ktnet_hdr h = { .type = KTNET_HELLO, .stream = KTNET_STREAM_NONE, .len = len };
-	int ret;
+	for (unsigned int i = 0; i < s->nr; i++) {
+		if (s->streams[i].id != h->stream)
+			continue;
+		/* a killed sender's stream: frames acknowledged may have left the spool */
+		if (s->recovered && h->seq > s->streams[i].seq)
+			s->streams[i].seq = h->seq;
+		if (h->seq > s->streams[i].seq) {
+			pr_warn("--send %s:%s: the collector acknowledges frame %llu of cpu %u, "
+				"only %llu sent", s->addr.host, s->addr.port,
+				(unsigned long long)h->seq, h->stream,
+				(unsigned long long)s->streams[i].seq);
+			return -EPROTO;
+		}
+		if (h->seq > s->streams[i].acked)
+			s->streams[i].acked = h->seq;
+		return 0;
+	}
+	pr_warn("--send %s:%s: the collector acknowledges cpu %u, not a stream of ours",
+		s->addr.host, s->addr.port, h->stream);
+	return -EPROTO;
+}
 
+/* HELLO's payload (@len bytes): the hello, the stream ids; DIR/hello keeps it too. */
+static uint8_t *hello_payload(const struct sender *s, size_t *len)
+{
+	uint8_t *payload;
+
+	*len = sizeof(s->hello) + s->nr * sizeof(uint32_t);
+	payload = xmalloc(*len);
 	memcpy(payload, &s->hello, sizeof(s->hello));
 	for (unsigned int i = 0; i < s->nr; i++) {
 		uint32_t id = htole32(s->streams[i].id);
 
 		memcpy(payload + sizeof(s->hello) + i * 4, &id, 4);
 	}
+	return payload;
+}
+
+/* HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
+static int handshake(struct sender *s, int fd)
+{
+	size_t len;
+	uint8_t *payload = hello_payload(s, &len);
+	struct ktnet_hdr h = { .type = KTNET_HELLO, .stream = KTNET_STREAM_NONE, .len = len };
+	int ret;
+
 	ret = ktnet_send(fd, &h, payload);
 	free(payload);
-	while (!ret) {
+	/* one ACK a stream at most, then the end of the list */
+	for (unsigned int acks = 0; !ret; acks++) {
 		uint8_t wire[KTNET_HDR_SIZE];
 		const char *bad;
 
@@ -346,7 +397,7 @@ static int handshake(struct sender *s, int fd)
 		if (ret)
 			break;
 		bad = ktnet_decode(&h, wire);
-		if (bad || h.type != KTNET_ACK || h.len) {
+		if (bad || h.type != KTNET_ACK || h.len || acks > s->nr) {
 			pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port,
 				bad ? bad : "unexpected answer to HELLO");
 			return -EPROTO;
@@ -354,9 +405,7 @@ static int handshake(struct sender *s, int fd)
 		if (h.stream == KTNET_STREAM_NONE)
 			break;
 		pthread_mutex_lock(&s->lock);
-		for (unsigned int i = 0; i < s->nr; i++)
-			if (s->streams[i].id == h.stream && h.seq > s->streams[i].acked)
-				s->streams[i].acked = h.seq;
+		ret = take_ack(s, &h);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (!ret)
@@ -392,12 +441,10 @@ static int receive(struct sender *s, int fd)
 	if (h.type != KTNET_ACK)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	for (unsigned int i = 0; i < s->nr; i++)
-		if (s->streams[i].id == h.stream && h.seq > s->streams[i].acked)
-			s->streams[i].acked = h.seq;
+	ret = take_ack(s, &h);
 	spool_trim(s);
 	pthread_mutex_unlock(&s->lock);
-	return 0;
+	return ret;
 }
 
 /* The next frame not yet acknowledged, from the cursor on (under lock). */
@@ -529,11 +576,11 @@ static bool past_deadline(struct sender *s)
 	return past;
 }
 
-static void *net_thread(void *arg)
+/* Connect, say HELLO, send the spool until END: true when done, false at the deadline. */
+static bool deliver(struct sender *s)
 {
-	struct sender *s = arg;
-	double backoff = 0.1;
-	bool told = false;
+	double backoff = 0.1, since;
+	bool told = false, said_again = false;
 
 	while (!past_deadline(s)) {
 		const char *why = NULL;
@@ -545,10 +592,10 @@ static void *net_thread(void *arg)
 
 			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			if (told)
+			if (told && !said_again)
 				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
-			told = false;
-			backoff = 0.1;
+			said_again = told;
+			since = now();
 			pthread_mutex_lock(&s->lock);
 			s->cursor = s->head;
 			pthread_mutex_unlock(&s->lock);
@@ -563,10 +610,18 @@ static void *net_thread(void *arg)
 				while (read(fd, &c, 1) > 0)
 					;
 				close(fd);
-				return NULL;
+				return true;
 			}
 			why = strerror(-ret);
 			close(fd);
+			/*
+			 * A collector that takes us and closes at once (its disk full,
+			 * say) is retried as one that is away: backing off, said once.
+			 */
+			if (now() - since > 2) {
+				told = said_again = false;
+				backoff = 0.1;
+			}
 		}
 		if (!told)
 			pr_warn("--send %s:%s: %s; spooling in %s and trying again", s->addr.host,
@@ -576,10 +631,330 @@ static void *net_thread(void *arg)
 		nanosleep(&ts, NULL);
 		backoff = backoff * 2 > 2 ? 2 : backoff * 2;
 	}
-	pthread_mutex_lock(&s->lock);
-	s->undelivered = true;
-	pthread_mutex_unlock(&s->lock);
+	return false;
+}
+
+static void resend_unsent(struct sender *s);
+
+static void *net_thread(void *arg)
+{
+	struct sender *s = arg;
+
+	/* a killed sender's recording first: the collector keeps them in order */
+	resend_unsent(s);
+	if (!deliver(s)) {
+		pthread_mutex_lock(&s->lock);
+		s->undelivered = true;
+		pthread_mutex_unlock(&s->lock);
+	}
 	return NULL;
+}
+
+/* DIR/NAME, as a new string */
+static char *in_dir(const char *dir, const char *name)
+{
+	char *p = xmalloc(strlen(dir) + strlen(name) + 2);
+
+	sprintf(p, "%s/%s", dir, name);
+	return p;
+}
+
+/* What a recording leaves in its spool: its HELLO, segments, BASE files. */
+static bool is_spool_file(const char *name)
+{
+	if (!strcmp(name, "hello") || (!strncmp(name, "spool.", 6) &&
+				       strspn(name + 6, "0123456789") == strlen(name + 6)))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(file_suffixes); i++)
+		if (!strncmp(name, "trace", 5) && !strcmp(name + 5, file_suffixes[i]))
+			return true;
+	return false;
+}
+
+/* The spool's files gone: all delivered. */
+static void spool_remove(struct sender *s)
+{
+	DIR *d;
+	struct dirent *e;
+
+	for (unsigned int i = 0; i < s->nr_segs; i++)
+		if (s->segs[i].fd >= 0)
+			segment_free(s, i);
+	d = opendir(s->dir);
+	while (d && (e = readdir(d))) {
+		if (is_spool_file(e->d_name)) {
+			char *p = in_dir(s->dir, e->d_name);
+
+			unlink(p);
+			free(p);
+		}
+	}
+	if (d)
+		closedir(d);
+	if (s->own_dir || s->recovered)
+		rmdir(s->dir);
+}
+
+/*
+ * A recording's files in --spool DIR that a killed sender left: moved to
+ * DIR/unsent.N (N one more than any there) for resend_unsent().
+ */
+static void spool_set_aside(const char *dir)
+{
+	unsigned long next = 0;
+	bool any = false;
+	struct dirent *e;
+	char name[32], *aside;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		die("--spool %s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (!strncmp(e->d_name, "unsent.", 7) && strtoul(e->d_name + 7, NULL, 10) >= next)
+			next = strtoul(e->d_name + 7, NULL, 10) + 1;
+		any |= is_spool_file(e->d_name);
+	}
+	if (!any) {
+		closedir(d);
+		return;
+	}
+	snprintf(name, sizeof(name), "unsent.%lu", next);
+	aside = in_dir(dir, name);
+	if (mkdir(aside, 0700) < 0)
+		die("--spool %s: %s: %s", dir, aside, strerror(errno));
+	rewinddir(d);
+	while ((e = readdir(d))) {
+		char *from, *to;
+
+		if (!is_spool_file(e->d_name))
+			continue;
+		from = in_dir(dir, e->d_name);
+		to = in_dir(aside, e->d_name);
+		if (rename(from, to) < 0)
+			die("--spool %s: moving %s to %s: %s", dir, from, to, strerror(errno));
+		free(from);
+		free(to);
+	}
+	closedir(d);
+	pr_info("--spool %s: an earlier recording's frames (its sender killed?) are in %s: "
+		"they go to the collector first", dir, aside);
+	free(aside);
+}
+
+/*
+ * The frames of segment @n (file @fd) of a killed sender's spool, in
+ * order.  A frame the kill cut short becomes an empty one of its number
+ * counting its records lost; a header cut short had no number yet.
+ */
+static void spool_read_segment(struct sender *s, unsigned int n, int fd)
+{
+	struct stat st;
+	off_t off = 0, size;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	size = st.st_size;
+	while (off + KTNET_HDR_SIZE <= size) {
+		uint8_t wire[KTNET_HDR_SIZE];
+		struct ktnet_hdr h;
+		struct spool_frame *f;
+		unsigned int idx;
+
+		if (pread(fd, wire, sizeof(wire), off) != sizeof(wire) || ktnet_decode(&h, wire) ||
+		    h.type != KTNET_DATA)
+			break;
+		for (idx = 0; idx < s->nr && s->streams[idx].id != h.stream; idx++)
+			;
+		if (idx == s->nr || h.seq <= s->streams[idx].seq)
+			break;
+		if (off + KTNET_HDR_SIZE + (off_t)h.len > size) {
+			h.lost += h.records;
+			h.records = 0;
+			h.len = 0;
+			h.last_tsc = h.first_tsc;
+			ktnet_encode(wire, &h);
+			if (pwrite(fd, wire, sizeof(wire), off) != sizeof(wire))
+				break;
+			pr_info("--spool %s: spool.%u: frame %llu of cpu %u cut short: its %llu "
+				"records are counted lost", s->dir, n, (unsigned long long)h.seq,
+				h.stream, (unsigned long long)h.lost);
+		}
+		f = xcalloc(1, sizeof(*f));
+		*f = (struct spool_frame){ .stream = idx, .seq = h.seq, .records = h.records,
+					   .seg = n, .off = off, .len = KTNET_HDR_SIZE + h.len };
+		if (s->tail)
+			s->tail->next = f;
+		else
+			s->head = f;
+		s->tail = f;
+		s->streams[idx].seq = h.seq;
+		s->segs[n].live++;
+		off += f->len;
+	}
+	if (off < size) {
+		if (off + KTNET_HDR_SIZE <= size)
+			pr_warn("--spool %s: spool.%u: no frame at byte %lld: the rest left out",
+				s->dir, n, (long long)off);
+		if (ftruncate(fd, off) < 0)
+			pr_warn("--spool %s: spool.%u: %s", s->dir, n, strerror(errno));
+	}
+	s->segs[n].size = off;
+	s->spool_bytes += off;
+}
+
+static int spool_segment_nr(const struct dirent *e)
+{
+	return !strncmp(e->d_name, "spool.", 6) && is_spool_file(e->d_name);
+}
+
+/* A sender for the killed recording in @dir (DIR/unsent.N), NULL if it has no HELLO. */
+static struct sender *recovered_open(const struct sender *parent, const char *dir)
+{
+	char *path = in_dir(dir, "hello");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct sender *s;
+	struct stat st;
+	struct dirent **names;
+	uint8_t *payload;
+	unsigned int nr, max = 0;
+	int k;
+
+	free(path);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(struct ktnet_hello) ||
+	    st.st_size > (off_t)(sizeof(struct ktnet_hello) + 4 * KTNET_STREAMS_MAX)) {
+		pr_warn("--spool %s: no HELLO of the recording (hello): its frames cannot be sent",
+			dir);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	payload = xmalloc(st.st_size);
+	s = xcalloc(1, sizeof(*s));
+	if (ktnet_read_all(fd, payload, st.st_size) < 0)
+		memset(payload, 0, st.st_size);
+	close(fd);
+	memcpy(&s->hello, payload, sizeof(s->hello));
+	nr = le32toh(s->hello.nr_streams);
+	if (!nr || st.st_size != (off_t)(sizeof(s->hello) + 4 * nr)) {
+		pr_warn("--spool %s: hello: not a HELLO: its frames cannot be sent", dir);
+		free(payload);
+		free(s);
+		return NULL;
+	}
+	s->o = parent->o;
+	s->addr = parent->addr;
+	s->dir = xstrdup(dir);
+	s->recovered = true;
+	pthread_mutex_init(&s->lock, NULL);
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0)
+		die("eventfd: %s", strerror(errno));
+	s->nr = nr;
+	s->streams = xcalloc(nr, sizeof(*s->streams));
+	for (unsigned int i = 0; i < nr; i++) {
+		memcpy(&s->streams[i].id, payload + sizeof(s->hello) + 4 * i, 4);
+		s->streams[i].id = le32toh(s->streams[i].id);
+		s->streams[i].last_frame = now();
+	}
+	free(payload);
+	k = scandir(dir, &names, spool_segment_nr, versionsort);
+	for (int i = 0; i < k; i++)
+		if (strtoul(names[i]->d_name + 6, NULL, 10) + 1 > max)
+			max = strtoul(names[i]->d_name + 6, NULL, 10) + 1;
+	s->segs = xcalloc(max ? max : 1, sizeof(*s->segs));
+	s->nr_segs = max;
+	for (unsigned int i = 0; i < max; i++)
+		s->segs[i].fd = -1;
+	for (int i = 0; i < k; i++) {
+		unsigned int n = strtoul(names[i]->d_name + 6, NULL, 10);
+
+		path = in_dir(dir, names[i]->d_name);
+		s->segs[n].fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (s->segs[n].fd < 0)
+			pr_warn("--spool %s: %s", path, strerror(errno));
+		else
+			spool_read_segment(s, n, s->segs[n].fd);
+		free(path);
+		free(names[i]);
+	}
+	if (k >= 0)
+		free(names);
+	s->cur_seg = max ? max - 1 : 0;
+	s->cursor = s->head;
+	s->finishing = true;
+	s->deadline = now() + s->o->send_wait;
+	return s;
+}
+
+static void recovered_close(struct sender *s)
+{
+	while (s->head) {
+		struct spool_frame *f = s->head;
+
+		s->head = f->next;
+		free(f);
+	}
+	for (unsigned int i = 0; i < s->nr_segs; i++)
+		if (s->segs[i].fd >= 0)
+			close(s->segs[i].fd);
+	close(s->wake_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s->segs);
+	free(s->streams);
+	free(s->dir);
+	free(s);
+}
+
+/* Each killed recording's frames in --spool DIR/unsent.N, oldest first. */
+static void resend_unsent(struct sender *s)
+{
+	struct dirent **names;
+	int k;
+
+	if (!s->o->spool)
+		return;
+	k = scandir(s->dir, &names, NULL, versionsort);
+	for (int i = 0; i < k; i++) {
+		char *dir = in_dir(s->dir, names[i]->d_name);
+		struct sender *r = NULL;
+		uint64_t frames = 0, records = 0;
+
+		if (!strncmp(names[i]->d_name, "unsent.", 7))
+			r = recovered_open(s, dir);
+		for (struct spool_frame *f = r ? r->head : NULL; f; f = f->next, frames++)
+			records += f->records;
+		if (r && deliver(r)) {
+			pr_info("--send %s:%s: an earlier recording's %llu frames (%llu records) "
+				"from %s: the collector has them", s->addr.host, s->addr.port,
+				(unsigned long long)frames, (unsigned long long)records, dir);
+			spool_remove(r);
+		} else if (r) {
+			pr_warn("--send %s:%s: an earlier recording's frames in %s not all "
+				"acknowledged within --send-wait %g s: kept for the next run",
+				s->addr.host, s->addr.port, dir, s->o->send_wait);
+		}
+		if (r)
+			recovered_close(r);
+		free(dir);
+		free(names[i]);
+	}
+	if (k >= 0)
+		free(names);
+}
+
+/* DIR/hello: this recording's HELLO, for a sender started after a kill. */
+static void spool_write_hello(struct sender *s)
+{
+	size_t len;
+	uint8_t *payload = hello_payload(s, &len);
+	char *path = in_dir(s->dir, "hello");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0 || ktnet_write_all(fd, payload, len) < 0)
+		die("--spool %s: %s: %s", s->dir, path, strerror(errno));
+	close(fd);
+	free(path);
+	free(payload);
 }
 
 struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_header *tmpl,
@@ -594,6 +969,7 @@ struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_head
 	if (o->spool) {
 		if (mkdir(o->spool, 0700) < 0 && errno != EEXIST)
 			die("--spool %s: %s", o->spool, strerror(errno));
+		spool_set_aside(o->spool);
 		s->dir = xstrdup(o->spool);
 	} else {
 		const char *tmp = getenv("TMPDIR");
@@ -632,6 +1008,8 @@ struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_head
 	s->hello.session = htole64(s->hello.session);
 	s->hello.nr_streams = htole32(nr);
 	memcpy(s->hello.header, tmpl, sizeof(s->hello.header));
+	if (!s->own_dir)
+		spool_write_hello(s);
 	return s;
 }
 
@@ -690,19 +1068,7 @@ int sender_finish(struct sender *s, double wait)
 		       (unsigned long long)left, wait, s->dir);
 		ret = -1;
 	}
-	for (unsigned int i = 0; i < s->nr_segs; i++)
-		if (s->segs[i].fd >= 0 && !ret)
-			segment_free(s, i);
-	if (!ret) {
-		char path[4096];
-		static const char *const suffixes[] = { ".kallsyms", ".irqs", ".probes" };
-
-		for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
-			snprintf(path, sizeof(path), "%s/trace%s", s->dir, suffixes[i]);
-			unlink(path);
-		}
-		if (s->own_dir)
-			rmdir(s->dir);
-	}
+	if (!ret)
+		spool_remove(s);
 	return ret;
 }

@@ -55,6 +55,10 @@ install-dkms: module-src ## the module's source in DESTDIR/usr/src for dkms
 check-stock: ## ktrace.ko on Debian's own 6.1/6.12 (-rt) kernels in QEMU
 	@scripts/check-stock.sh
 
+.PHONY: check-stock-net
+check-stock-net: ## ktrace --send from a stock-kernel guest (QEMU user net) to a host collector
+	@scripts/check-stock-net.sh
+
 # `make install` also installs the module's DKMS source where dkms is
 # installed (or with DKMS=1); DKMS=0 never.
 DKMS		?= $(if $(shell command -v dkms 2>/dev/null),1,0)

@@ -12,7 +12,9 @@
 # Environment: VM_TESTS="00-smoke 10-device-abi" (a subset), VM_APPEND (more
 # kernel arguments), VM_ACCEL (default tcg), VM_MEM (MiB, default 512),
 # VM_TIMEOUT (seconds per boot, default 1200), VM_TEST_TIMEOUT (seconds per
-# test, default 300).  `scripts/vmtest.sh --shell`: an interactive shell.
+# test, default 300), VM_NET=user (a virtio NIC on QEMU's user network, the
+# host at 10.0.2.2; default: no network).  `scripts/vmtest.sh --shell`: an
+# interactive shell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/tap.sh
@@ -49,8 +51,10 @@ done
 
 # qemu_cmd ARGS: the QEMU command line, in $cmd, with ARGS for the kernel
 qemu_cmd() {
+	local net=(-net none)
+	[ "${VM_NET:-}" != user ] || net=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0)
 	cmd=(qemu-system-x86_64 -accel "${VM_ACCEL:-tcg}" -smp 4 -m "${VM_MEM:-512}"
-	     -nographic -no-reboot -net none -kernel "$kernel" -initrd "$initrd"
+	     -nographic -no-reboot "${net[@]}" -kernel "$kernel" -initrd "$initrd"
 	     -append "console=ttyS0 panic=-1 loglevel=5 nokaslr $1")
 }
 

@@ -30,6 +30,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb 105-collect-faults
 HOST_SLOW_TESTS	+= 103-dtrace-parquet
 HOST_SLOW_TESTS	+= 101-ktrace-zstd 102-dtrace-zstd-read
+HOST_SLOW_TESTS	+= 107-collect-hostile 106-dtrace-machines
 HOST_QUICK_TESTS = $(filter-out $(HOST_SLOW_TESTS),\
 		   $(patsubst tests/host/%.sh,%,$(wildcard tests/host/[0-9]*.sh)))
 check-quick: tools ## the host tests but HOST_SLOW_TESTS (under 2 minutes), "N passed, N failed"

@@ -43,6 +43,14 @@
  *                   them) that CPU 0 reads out as user:mark records, the
  *                   real TSC's time stamps: with it the fake's TSC rate is
  *                   the real one, measured (give KTFAKE_RATE=0 too)
+ *   KTFAKE_CLOCK_PPM, KTFAKE_CLOCK_OFFSET
+ *                   a machine whose clock is off: the process's
+ *                   CLOCK_MONOTONIC reads real * (1 + PPM / 1e6) + OFFSET
+ *                   (ns), so its clock probes, its files' reference times
+ *                   and the TSC rate measured against it (KTFAKE_MARKS, over
+ *                   0.2 s) all drift as one machine's would; the TSC the
+ *                   marks carry stays the real one.  The ground truth of
+ *                   the offset and drift dtrace --machines measures.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -86,6 +94,34 @@ static uint64_t marks_read, tsc_khz = 1000000;	/* "tsc" counts ns unless marks *
 static bool loaded, overwrite;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+static double clock_ppm, clock_offset;	/* KTFAKE_CLOCK_PPM, _OFFSET */
+
+int clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	static bool drift_read;
+	long double ns;
+	int ret;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "clock_gettime");
+	if (!drift_read) {
+		const char *ppm = getenv("KTFAKE_CLOCK_PPM"), *off = getenv("KTFAKE_CLOCK_OFFSET");
+
+		clock_ppm = ppm ? atof(ppm) : 0;
+		clock_offset = off ? atof(off) : 0;
+		drift_read = true;
+	}
+	ret = real(clk, ts);
+	if (ret || clk != CLOCK_MONOTONIC || (!clock_ppm && !clock_offset))
+		return ret;
+	ns = (long double)ts->tv_sec * 1e9L + ts->tv_nsec;
+	ns = ns * (1 + clock_ppm / 1e6L) + clock_offset;
+	ts->tv_sec = (time_t)(ns / 1e9L);
+	ts->tv_nsec = (long)(ns - (long double)ts->tv_sec * 1e9L);
+	return 0;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -117,7 +153,8 @@ static void load(void)
 	busy_tries = env_int("KTFAKE_BUSY_TRIES", -1);
 	rate = env_int("KTFAKE_RATE", 1000);
 	if (getenv("KTFAKE_MARKS") && (marks = fopen(getenv("KTFAKE_MARKS"), "a+"))) {
-		struct timespec nap = { 0, 20 * 1000 * 1000 };
+		/* a drift of a few ppm is measured: a longer nap, a finer rate */
+		struct timespec nap = { 0, (getenv("KTFAKE_CLOCK_PPM") ? 200 : 20) * 1000 * 1000 };
 		double t0 = now();
 		uint64_t c0 = __rdtsc();
 

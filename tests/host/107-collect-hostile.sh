@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# ktrace --listen against hostile senders: crafted messages from
+# ktnet-hostile.py (bad magic, version, type; lengths, record counts and
+# stream ids out of range; machine names that are paths; repeated stream
+# ids; zstd frames that claim 1 TiB or lie about their size; sequence
+# numbers that jump; FILEs named as paths; a peer flooding probes without
+# reading the replies; half a message then silence; a silent connection),
+# all while a good sender streams.  Checked: the good sender's records all
+# arrive or are counted (ground truth: the fake device's counts, decoded by
+# collect-count.py); nothing is written outside the collector's directory
+# and only machine directories with allowed names inside it (ground truth:
+# find); every crafted connection is closed or its part left out with a
+# message naming its peer (the client's own local port) and what was wrong.
+# Then resources running out: descriptors (ulimit -n) with a clear message
+# and the collector serving once they are back; a full disk (a tmpfs, root
+# only) with one message, the sender retrying, and every record delivered
+# once the disk has room.
+. "$(dirname "$0")/collect-common.sh"
+
+HOSTILE=$ROOT/tests/host/ktnet-hostile.py
+
+collector_start
+ok $? "the collector listens" "$(cat "$T/coll.err")"
+# a real trace header for the crafted HELLOs
+sender seed --send "127.0.0.1:$CPORT" -e sched -d 0.2
+wait $SPID
+TAP_ERR=$T/seed.err check "a first sender delivers (its header seeds the crafted HELLOs)" \
+	'[ $? -eq 0 ] && [ -s "$T/coll/seed/trace.cpu0" ]'
+touch "$T/before"
+
+mkdir "$T/proc"
+printf 'ffffffff81000000 T _text\nffffffff81001000 t good_only_fn\n' >"$T/proc/kallsyms"
+KTFAKE_PROC=$T/proc KTFAKE_RATE=20000 sender good --send "127.0.0.1:$CPORT" -e sched -d 6
+pgood=$SPID
+cases="magic version type huge bighello probepayload streamid manyrecords
+	name:dotdot name:slash name:dot name:empty name:abs name:ctrl name:hidden
+	name:long dupids bigid noids hellocount badheader beforehello seqjump
+	notstream bomb liar files flood slowloris silent"
+# shellcheck disable=SC2086
+HOSTILE_HOLD=14 timeout 90 python3 "$HOSTILE" "$CPORT" "$T/coll/seed/trace.cpu0" $cases \
+	>"$T/hostile.out" 2>"$T/hostile.err"
+TAP_ERR=$T/hostile.err check "the hostile client ran every case" \
+	'[ $? -eq 0 ] && [ "$(grep -c "^held " "$T/hostile.out")" -eq 2 ]'
+wait $pgood
+TAP_ERR=$T/good.err check "the good sender exits 0 beside them" '[ $? -eq 0 ]'
+counts good
+ok $? "the good sender: every record delivered or counted, in order, once" \
+	"$(cat "$T/good.count")"
+check "the good sender's kallsyms arrived beside its files (a FILE message)" \
+	'grep -q good_only_fn "$T/coll/good/trace.kallsyms"'
+
+# what the collector says about each case: "PEER: ... WHAT"
+peer() { sed -n "s/^$1 \(127\.0\.0\.1:[0-9]*\)$/\1/p" "$T/hostile.out"; }
+said() {	# CASE TEXT: a message naming the case's peer and TEXT
+	local p what=$2
+	p=$(peer "$1")
+	TAP_ERR=$T/coll.err check "$1: closed or left out, the message names $p and says \"$2\"" \
+		'[ -n "$p" ] && grep -F -- "$p: " "$T/coll.err" | grep -qF -- "$what"'
+}
+said magic "bad magic"
+said version "unknown protocol version"
+said type "unknown message type"
+said huge "payload too large"
+said bighello "HELLO too large"
+said probepayload "a payload on a message that has none"
+said streamid "stream id out of range"
+said manyrecords "DATA frame of too many records"
+for n in dotdot slash dot empty abs ctrl hidden long; do
+	said name:$n "a HELLO with a bad machine name"
+done
+said dupids "stream id repeated or not below 8192"
+said bigid "stream id repeated or not below 8192"
+said noids "a HELLO of 0 streams"
+said hellocount "a HELLO of 2 streams in 612 bytes"
+said badheader "a HELLO without a trace file header"
+said beforehello "a message before HELLO"
+said seqjump "frame 5 after 0"
+said notstream "DATA for cpu 7, not a stream of its HELLO"
+said bomb "is no zstd frame of 10 records"
+said liar "is no zstd frame of 10 records"
+said files "a FILE of no known kind: left out"
+said files ".kallsyms: not a zstd frame of at most 64 MiB"
+said files ".irqs: not a zstd frame of at most 64 MiB"
+said flood "does not read its acknowledgements"
+said slowloris "nothing for 10 s in the middle of a message"
+said silent "nothing for 10 s and no HELLO"
+check "every crafted connection was closed by the collector" \
+	'! grep -Eq " open$" "$T/hostile.out"'
+check "the collector is still running" 'kill -0 $CPID'
+
+# nothing outside DIR; inside, machine directories of allowed names only
+find "$T" -newer "$T/before" ! -path "$T/coll" ! -path "$T/coll/*" ! -name "*.err" \
+	! -name "*.out" ! -name "*.count" ! -name "*.stats" ! -name "*.state" ! -name "*.dev" ! -path "$T/proc*" \
+	! -path "$T" ! -name outside >"$T/outside"
+TAP_ERR=$T/outside check "nothing written outside the collector's directory" '[ ! -s "$T/outside" ]'
+find "$T/coll" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort >"$T/machines"
+TAP_ERR=$T/machines check "the collector's directory holds the sane machine names only" \
+	'! grep -Ev "^(seed|good|slow|flood|h[1-4])$" "$T/machines"'
+find "$T/coll" -mindepth 2 -printf '%P\n' | grep -Ev '/(trace\.(cpu[0-9]+|clock|kallsyms|irqs|probes)|\.trace\.cpu[0-9]+\.state|\.session)$' >"$T/odd"
+TAP_ERR=$T/odd check "... holding trace files only (no shipped name used as a path)" \
+	'[ ! -s "$T/odd" ]'
+collector_stop
+
+# descriptors running out: a clear message, then serving again
+: >"$T/coll.err"
+(ulimit -n 40; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll2" 2>>"$T/coll.err") &
+CPID=$!
+for _ in $(seq 100); do
+	CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
+	[ -n "$CPORT" ] && break
+	sleep 0.05
+done
+python3 -c '
+import socket, sys, time
+conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(60)]
+time.sleep(1)
+' "$CPORT"
+check "out of descriptors: the collector says so, and that new peers wait" \
+	'grep -q "Too many open files with [0-9]* connections open; new ones wait" "$T/coll.err"'
+sender fd --send "127.0.0.1:$CPORT" -e sched -d 0.5
+wait $SPID
+TAP_ERR=$T/fd.err check "... then a sender is served again" '[ $? -eq 0 ]'
+python3 "$COUNT" "$T/coll2/fd" "$T/fd.stats" >"$T/fd.count" 2>&1
+ok $? "... every record delivered" "$(cat "$T/fd.count")"
+collector_stop
+
+# the collector's disk full: said once, the sender retries, all delivered
+# once there is room again
+mkdir "$T/small"
+trap 'umount "$T/small" 2>/dev/null; rm -rf "$T"' EXIT
+if mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null; then
+	: >"$T/coll.err"
+	"$KTRACE" --listen 127.0.0.1:0 -o "$T/small/coll" 2>>"$T/coll.err" &
+	CPID=$!
+	for _ in $(seq 100); do
+		CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
+		[ -n "$CPORT" ] && break
+		sleep 0.05
+	done
+	KTFAKE_RATE=20000 sender full --send "127.0.0.1:$CPORT" -e sched -d 2
+	pfull=$SPID
+	for _ in $(seq 100); do
+		grep -q "No space left on device" "$T/coll.err" && break
+		sleep 0.05
+	done
+	sleep 1
+	check "disk full: the collector names the file and the error" \
+		'grep -q "small/coll/full/trace.cpu[0-9]*: No space left on device; frame [0-9]* not written" "$T/coll.err"'
+	check "... once, not for every retry" \
+		'[ "$(grep -c "No space left" "$T/coll.err")" -eq 1 ]'
+	check "... and keeps running" 'kill -0 $CPID'
+	mount -o remount,size=64m "$T/small"
+	wait $pfull
+	TAP_ERR=$T/full.err check "the sender exits 0 once the disk has room" '[ $? -eq 0 ]'
+	python3 "$COUNT" "$T/small/coll/full" "$T/full.stats" >"$T/full.count" 2>&1
+	ok $? "disk full then room: every record delivered or counted, once" \
+		"$(cat "$T/full.count")"
+	collector_stop
+	umount "$T/small"
+else
+	skip "disk full: no tmpfs to fill (needs root)"
+fi
+done_testing

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""A hostile ktrace sender: crafted ktnet messages (ktrace/ktnet.h) to a collector.
+
+    ktnet-hostile.py PORT HEADER_FILE CASE...
+
+Each CASE runs on a connection of its own and prints "CASE PEER" (PEER as
+the collector names it, 127.0.0.1:LOCALPORT) so the test can find the
+collector's message about it.  HEADER_FILE: a real trace file, whose first
+512 bytes are the trace header a HELLO carries.  The wire format is written
+here from ktnet.h, not taken from ktrace's code.
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+MAGIC = b'KTN\x01'
+HELLO, ACK, DATA, BEACON, FILE, PROBE, PROBE_REPLY, CLOCK, END = range(1, 10)
+NONE = 0xffffffff
+
+
+def hdr(typ, stream=NONE, length=0, seq=0, first=0, last=0, lost=0, records=0,
+        magic=MAGIC, version=1):
+    h = magic + struct.pack('<HHIIQQQQI', version, typ, stream, length, seq, first, last,
+                            lost, records)
+    return h + bytes(64 - len(h))
+
+
+def msg(typ, payload=b'', **kw):
+    return hdr(typ, length=len(payload), **kw) + payload
+
+
+def hello(header, name, ids, session=0x1234):
+    if isinstance(name, str):
+        name = name.encode()
+    p = name[:64].ljust(64, b'\0') + struct.pack('<QII', session, len(ids), 0)
+    p += header[:512] + bytes(16)
+    p += b''.join(struct.pack('<I', i) for i in ids)
+    return msg(HELLO, p)
+
+
+def zstd_rle(content_size, blocks, byte=0):
+    """A zstd frame declaring @content_size, of RLE blocks of (size, last)."""
+    # frame header: magic, FHD = single segment, 8-byte content size
+    f = struct.pack('<I', 0xFD2FB528) + bytes([0xE0]) + struct.pack('<Q', content_size)
+    for i, size in enumerate(blocks):
+        last = i == len(blocks) - 1
+        bh = last | (1 << 1) | (size << 3)	# type 1: RLE
+        f += struct.pack('<I', bh)[:3] + bytes([byte])
+    return f
+
+
+def connect(port, rcvbuf=None):
+    s = socket.socket()
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.connect(('127.0.0.1', port))
+    return s
+
+
+def drain(s, secs=1.0):
+    """Read until the collector closes (or @secs): True if it closed."""
+    s.settimeout(secs)
+    end = time.time() + secs
+    try:
+        while time.time() < end:
+            if not s.recv(65536):
+                return True
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+    return False
+
+
+def main():
+    port, header = int(sys.argv[1]), open(sys.argv[2], 'rb').read(512)
+    held = []
+    for case in sys.argv[3:]:
+        s = connect(port, rcvbuf=4096 if case == 'flood' else None)
+        print(case, '127.0.0.1:%d' % s.getsockname()[1], flush=True)
+        out = b''
+        if case == 'magic':
+            out = hdr(PROBE, magic=b'GET ')
+        elif case == 'version':
+            out = hdr(PROBE, version=7)
+        elif case == 'type':
+            out = hdr(77)
+        elif case == 'huge':
+            out = hdr(DATA, length=0xffffffff)
+        elif case == 'bighello':
+            out = hdr(HELLO, length=608 + 4 * 9000)
+        elif case == 'probepayload':
+            out = msg(PROBE, b'x' * 100)
+        elif case == 'streamid':
+            out = hdr(BEACON, stream=1 << 20)
+        elif case == 'manyrecords':
+            out = hdr(DATA, stream=0, length=10, seq=1, records=(1 << 22) + 1)
+        elif case.startswith('name:'):
+            name = {'dotdot': '../evil', 'slash': 'a/b', 'dot': '.', 'empty': '',
+                    'abs': '/tmp/evil', 'ctrl': 'a\nb\x1b[31m', 'hidden': '.previous',
+                    'long': 'x' * 64}[case[5:]]
+            out = hello(header, name, [0])
+        elif case == 'dupids':
+            out = hello(header, 'dup', [0, 0])
+        elif case == 'bigid':
+            out = hello(header, 'bigid', [0, 9000])
+        elif case == 'noids':
+            out = hello(header, 'noids', [])
+        elif case == 'hellocount':
+            out = hello(header, 'count', [0, 1])[:-4]	# says 2 streams, carries 1
+            out = out[:12] + struct.pack('<I', 608 + 4) + out[16:]
+        elif case == 'badheader':
+            out = hello(b'NOTATRACE' + header[9:], 'badhdr', [0])
+        elif case == 'beforehello':
+            out = msg(DATA, stream=0, seq=1)
+        elif case == 'seqjump':
+            out = hello(header, 'h1', [0]) + msg(DATA, stream=0, seq=5)
+        elif case == 'notstream':
+            out = hello(header, 'h2', [0]) + msg(DATA, stream=7, seq=1)
+        elif case == 'bomb':
+            # 10 records (240 bytes) claimed; the frame says 1 GiB
+            out = hello(header, 'h3', [0]) + msg(DATA, zstd_rle(1 << 30, [1 << 17]),
+                                                stream=0, seq=1, records=10)
+        elif case == 'liar':
+            # says 240 bytes, its block makes 128 KiB
+            out = hello(header, 'h3', [0]) + msg(DATA, zstd_rle(240, [1 << 17]),
+                                                stream=0, seq=1, records=10)
+        elif case == 'files':
+            # left out, the connection kept: a file name that is a path, a
+            # bomb, a frame of unknown size; then a bad DATA closes it
+            out = hello(header, 'h4', [0])
+            out += msg(FILE, b'/../../escaped\0' + zstd_rle(3, [3]))
+            out += msg(FILE, b'.kallsyms\0' + zstd_rle(1 << 40, [1 << 17]))
+            out += msg(FILE, b'.irqs\0' + zstd_rle(1 << 40, [1 << 17])[:5] + b'\x00')
+            out += msg(FILE, b'.probes')	# no NUL, no frame
+            out += msg(DATA, stream=0, seq=9)
+        elif case == 'flood':
+            # probes, never reading the replies
+            out = hello(header, 'flood', [0]) + msg(PROBE) * 400000
+        elif case == 'slowloris':
+            # half a message, then silence: must not hold up anyone
+            s.sendall(hello(header, 'slow', [0]) + hdr(DATA, stream=0, length=1000,
+                                                    seq=1, records=1)[:40])
+            held.append(s)
+            continue
+        elif case == 'silent':
+            held.append(s)	# connected, nothing sent
+            continue
+        else:
+            raise SystemExit('ktnet-hostile.py: no case ' + case)
+        try:
+            s.sendall(out)
+        except OSError:
+            pass	# closed by the collector mid-way: what some cases expect
+        closed = drain(s, 2.0)
+        print(case, 'closed' if closed else 'open', flush=True)
+        s.close()
+    hold = float(os.environ.get('HOSTILE_HOLD', '0'))
+    for s in held:
+        closed = drain(s, hold)
+        print('held', 'closed' if closed else 'open', flush=True)
+
+
+if __name__ == '__main__':
+    main()
