@@ -254,8 +254,8 @@ uint64_t ktfile_map_tsc(const struct ktfile_reader *r, uint64_t tsc)
 {
 	double t = (double)r->map_to + ((double)(int64_t)(tsc - r->map_from)) * r->map_scale;
 
-	/* before the common clock's zero: 0 (a stream's order stays) */
-	return t <= 0 ? 0 : (uint64_t)t;
+	/* before the common clock's zero: 0, past uint64_t: its largest (order stays) */
+	return !(t > 0) ? 0 : t >= 0x1p64 ? UINT64_MAX : (uint64_t)t;
 }
 
 struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flags)
