@@ -10,7 +10,9 @@
 # the same from the .zst files as from their zstd -d copies; a flight
 # snapshot must be a marker of the records overwritten, then the newest
 # records without a gap (as test 37 checks uncompressed); ktrace-run -z of
-# a deterministic program must count the same calls as ktrace-run without.
+# a deterministic program must count the same calls as ktrace-run without;
+# a recording beside a file of the other kind (what zstd -d leaves) of the
+# same CPU warns, naming it (the files ls finds).
 . "$(dirname "$0")/fakedev-common.sh"
 FRAMES=$ROOT/tests/host/zstd-frames.py
 DTRACE=$ROOT/$O/tools/dtrace
@@ -72,6 +74,16 @@ zstd -q -d l.cpu0.zst -o l.cpu0 2>/dev/null
 read -r n lost < <(numbered l.cpu0)
 check "--zstd-level=-5 implies -z: $n records numbered without a gap" \
 	'[ $rc -eq 0 ] && [ "$n" != bad ] && [ "$n" -gt 1000 ]'
+# zstd -d left l.cpu0 beside l.cpu0.zst: "dtrace l.cpu*" would merge both
+fk -z -e sched -c 0 -d 0.1 -o l
+check "-z beside an uncompressed file of the same CPU: a warning names it" \
+	'[ $rc -eq 0 ] && has_err "ktrace: warning: l.cpu0: a file of an earlier recording: \"dtrace l.cpu*\" would merge it"'
+fk -e sched -c 0 -d 0.1 -o l
+check "uncompressed beside a .zst of the same CPU: a warning names it" \
+	'[ $rc -eq 0 ] && has_err "ktrace: warning: l.cpu0.zst: a file of an earlier recording"'
+rm -f l.cpu0
+fk -z -e sched -c 0 -d 0.1 -o l
+check "alone: no such warning" '[ $rc -eq 0 ] && ! has_err "earlier recording"'
 
 # killed outright: the file ends after its last whole frame, and reads clean
 # (env execs ktrace: $! is ktrace)
