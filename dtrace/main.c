@@ -703,7 +703,8 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 		} else if (has_suffix(paths[i], ".probes")) {
 			if (!mf->probes)
 				mf->probes = mf->found_probes = xstrdup(paths[i]);
-		} else if (!has_suffix(paths[i], ".maps")) {
+		} else if (!has_suffix(paths[i], ".maps") && !has_suffix(paths[i], ".clock")) {
+			/* .clock: a machine directory's clock probes (machines.c) */
 			traces[kept++] = paths[i];
 		}
 	}

@@ -15,7 +15,8 @@
 #     200 % drift is an error naming it; a trace.clock that is a directory is
 #     an error naming it; a .trace.cpuN.state without its trace.cpuN is a
 #     warning naming the missing file, the other machine's events all shown
-#     (its dtrace -S count).
+#     (its dtrace -S count); dtrace DIR/trace.* in a machine directory reads
+#     the CPU files (ktgen's 400 events), trace.clock left to machines.
 . "$(dirname "$0")/user-common.sh"
 
 command -v zstd >/dev/null || skip_all "no zstd command (apt-get install zstd)"
@@ -91,6 +92,10 @@ check "one warning: the file, 4 of 8 lines, the first bad one (3)" \
 "$DTRACE" --tsc bad >out 2>/dev/null
 check "the merge: every event, no time past 2^63" \
 	'[ "$(wc -l <out)" = 1000 ] && awk "length(\$3) > 19 { exit 1 }" out'
+
+"$DTRACE" -S bad/alpha/trace.* >out 2>"$TMP/err"
+ok $? "dtrace DIR/trace.* in a machine directory: trace.clock is no trace file" "$(cat "$TMP/err")"
+check "its 2 CPU files' 400 events" 'grep -q "^events  *400 in 2 files" out'
 
 machines drift
 for i in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
