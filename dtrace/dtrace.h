@@ -81,8 +81,7 @@ struct dtrace_file {
 	struct sym_proc *proc;	/* a user stream's process: its symbols */
 	/*
 	 * Its machine's name (machines.c), NULL: one machine.  What a
-	 * format's machine column shows (text.c, ctf.c; the Parquet export's
-	 * should take it from here too).
+	 * format's machine column shows (text.c, ctf.c, parquet.c).
 	 */
 	const char *machine;
 	uint8_t machine_len;

@@ -75,37 +75,91 @@ static int by_time(const void *a, const void *b)
 	return (x->m > y->m) - (x->m < y->m);
 }
 
+/*
+ * One line of trace.clock: four CLOCK_MONOTONIC times in ns (below 2^63).
+ * 1: a probe in *@p; 0: a probe of no real exchange (t4 before t1, t3
+ * before t2, the answer longer than the round trip), left out; -1: no probe.
+ */
+static int parse_probe(const char *line, struct clock_probe *p)
+{
+	uint64_t t[4];
+	const char *s = line;
+
+	for (int i = 0; i < 4; i++) {
+		char *end;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s < '0' || *s > '9')
+			return -1;	/* strtoull takes "-1" */
+		errno = 0;
+		t[i] = strtoull(s, &end, 10);
+		if (errno || t[i] > INT64_MAX)
+			return -1;
+		s = end;
+	}
+	if (s[strspn(s, " \t\n")])
+		return -1;
+	if (t[3] < t[0] || t[2] < t[1] || t[3] - t[0] < t[2] - t[1])
+		return 0;
+	*p = (struct clock_probe){
+		.m = ((double)t[0] + (double)t[3]) / 2,
+		.offset = (((double)t[1] - (double)t[0]) + ((double)t[2] - (double)t[3])) / 2,
+		.rtt = (double)(t[3] - t[0]) - (double)(t[2] - t[1]),
+	};
+	return 1;
+}
+
 static void fit_clock(struct machine *mc)
 {
 	char *path = xmalloc(strlen(mc->dir) + 16);
 	struct clock_probe *p = NULL, *kept;
-	unsigned int n = 0, alloc = 0, k = 0;
+	unsigned int n = 0, alloc = 0, k = 0, bad = 0, first_bad = 0, line_nr = 0;
 	double sm = 0, so = 0, smm = 0, smo = 0;
-	uint64_t t1, t2, t3, t4;
+	char buf[256];
 	FILE *f;
+	int got;
 
 	sprintf(path, "%s/trace.clock", mc->dir);
 	f = fopen(path, "r");
-	free(path);
-	if (!f)
+	if (!f) {
+		if (errno != ENOENT)
+			die("%s: %s", path, strerror(errno));
+		free(path);
 		return;
-	while (fscanf(f, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &t1, &t2, &t3, &t4) == 4) {
-		if (t4 < t1 || t3 < t2 || t4 - t1 < t3 - t2)
-			continue;	/* no probe of a real exchange */
+	}
+	/*
+	 * A line that is no probe (a collector's write cut short by a full
+	 * disk leaves one) is left out, said once: the others still align.
+	 */
+	while (fgets(buf, sizeof(buf), f)) {
+		line_nr++;
+		if (!strchr(buf, '\n') && !feof(f)) {	/* longer than any probe */
+			int c;
+
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			buf[0] = '\0';
+		}
 		if (n == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
 			p = xrealloc(p, alloc * sizeof(*p));
 		}
-		p[n++] = (struct clock_probe){
-			.m = ((double)t1 + (double)t4) / 2,
-			.offset = (((double)t2 - (double)t1) + ((double)t3 - (double)t4)) / 2,
-			.rtt = (double)(t4 - t1) - (double)(t3 - t2),
-		};
+		got = parse_probe(buf, &p[n]);
+		n += got > 0;
+		if (got < 0 && !bad++)
+			first_bad = line_nr;
 	}
+	if (ferror(f))
+		die("%s: read error: %s", path, strerror(errno));
+	if (bad)
+		pr_warn("%s: %u of %u lines are not clock probes \"t1 t2 t3 t4\" (ns), the first "
+			"line %u: left out", path, bad, line_nr, first_bad);
 	fclose(f);
 	mc->probes = n;
 	if (!n) {
 		free(p);
+		free(path);
 		return;
 	}
 	qsort(p, n, sizeof(*p), by_time);
@@ -134,6 +188,14 @@ static void fit_clock(struct machine *mc)
 	mc->offset = so / k;
 	/* a drift needs probes a second apart at least */
 	mc->drift = k >= 2 && smm > 1e18 / k ? smo / smm : 0;
+	/*
+	 * Round trips as long as the recording could make any drift; one of
+	 * 50 % or more is none that probes measured (and at -100 % time would
+	 * stand still): the file is damaged.
+	 */
+	if (!(fabs(mc->drift) < 0.5))
+		die("%s: its clock probes give a drift of %.0f ppm, no clock's: not the "
+		    "probes of a recording (damaged?)", path, mc->drift * 1e6);
 	for (unsigned int i = 0; i < k; i++) {
 		double line = mc->offset + mc->drift * (kept[i].m - mc->mid);
 		double d = fabs(line - kept[i].offset) + kept[i].rtt / 2;
@@ -150,6 +212,7 @@ static void fit_clock(struct machine *mc)
 	mc->kept = k;
 	free(kept);
 	free(p);
+	free(path);
 }
 
 /* A directory ktrace --listen made for a machine: it has .session. */
@@ -206,6 +269,37 @@ static void load_machine_files(const struct dtrace *dt, struct machine *mc)
 	free(p);
 }
 
+
+/*
+ * The collector keeps .trace.cpuN.state beside each trace.cpuN it writes:
+ * a state without its file is a CPU's records gone (removed, moved).
+ */
+static void check_cpu_files(const struct machine *mc)
+{
+	struct dirent **names;
+	int k = scandir(mc->dir, &names, NULL, alphasort);
+
+	for (int i = 0; i < k; i++) {
+		const char *name = names[i]->d_name;
+		size_t len = strlen(name);
+		char *path;
+		struct stat st;
+
+		if (!strncmp(name, ".trace.cpu", 10) && len > 16 &&
+		    !strcmp(name + len - 6, ".state")) {
+			path = xmalloc(strlen(mc->dir) + len + 2);
+			sprintf(path, "%s/%.*s", mc->dir, (int)len - 7, name + 1);
+			if (lstat(path, &st))
+				pr_warn("%s: %s: that CPU's events are missing (%s is there)",
+					path, strerror(errno), name);
+			free(path);
+		}
+		free(names[i]);
+	}
+	if (k >= 0)
+		free(names);
+}
+
 static void add_machine(const struct dtrace *dt, struct machines *ms, const char *dir)
 {
 	const char *slash;
@@ -227,6 +321,7 @@ static void add_machine(const struct dtrace *dt, struct machines *ms, const char
 		ms->width = strlen(mc->name);
 	fit_clock(mc);
 	load_machine_files(dt, mc);
+	check_cpu_files(mc);
 }
 
 char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out)
@@ -326,6 +421,12 @@ static unsigned int machine_of(const struct machines *ms, const char *path)
 	return 0;
 }
 
+/* A time on the common clock as ns: what uint64_t holds of it. */
+static uint64_t clock_ns(double at)
+{
+	return !(at > 0) ? 0 : at >= 0x1p64 ? UINT64_MAX : (uint64_t)at;
+}
+
 static void align(void *ctx, struct ktfile_reader *f)
 {
 	struct machine *mc = &((struct machines *)ctx)->m[f->machine];
@@ -336,10 +437,9 @@ static void align(void *ctx, struct ktfile_reader *f)
 	if (!h->tsc_hz)
 		return;		/* the merge says what is wrong with it */
 	mc->nr_files++;
-	ktfile_set_tsc_map(f, h->ref_tsc, at < 0 ? 0 : (uint64_t)at,
-			   1e9 / (double)h->tsc_hz * (1 + mc->drift));
+	ktfile_set_tsc_map(f, h->ref_tsc, clock_ns(at), 1e9 / (double)h->tsc_hz * (1 + mc->drift));
 	/* --absolute: the machine's own wall clock at its reference */
-	f->hdr.ref_tsc = at < 0 ? 0 : (uint64_t)at;
+	f->hdr.ref_tsc = clock_ns(at);
 }
 
 struct kt_merge *machines_merge_open(struct dtrace *dt, char **traces, unsigned int nr,

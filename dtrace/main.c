@@ -175,8 +175,9 @@ static void usage(FILE *f)
 {
 	kt_usage(f, &(struct kt_opts)KT_OPTS(options, false), "dtrace",
 		 "[OPTION]... FILE...",
-		 "Merge ktrace trace files (BASE.cpuN, user streams) by time and print one\n"
-		 "line per event: CPU, time in us after the first event, task\n"
+		 "Merge ktrace trace files (BASE.cpuN, user streams; .zst compressed ones;\n"
+		 "- for standard input; ktrace --listen's machine directories) by time and\n"
+		 "print one line per event: CPU, time in us after the first event, task\n"
 		 "(comm-tid), group:event, text.\n",
 		 "Output to a terminal goes through a pager: $KTRACE_PAGER, else $PAGER,\n"
 		 "else less (LESS=FRX if LESS is not set); empty or cat: none.\n");
@@ -670,7 +671,8 @@ static void add_input(struct inputs *in, const char *path)
 		in->alloc = in->alloc ? 2 * in->alloc : 64;
 		in->st = xrealloc(in->st, in->alloc * sizeof(*in->st));
 	}
-	if (stat(path, &in->st[in->nr]) == 0)
+	if ((strcmp(path, "-") ? stat(path, &in->st[in->nr]) :
+				 fstat(STDIN_FILENO, &in->st[in->nr])) == 0)
 		in->nr++;
 }
 
@@ -702,7 +704,8 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 		} else if (has_suffix(paths[i], ".probes")) {
 			if (!mf->probes)
 				mf->probes = mf->found_probes = xstrdup(paths[i]);
-		} else if (!has_suffix(paths[i], ".maps")) {
+		} else if (!has_suffix(paths[i], ".maps") && !has_suffix(paths[i], ".clock")) {
+			/* .clock: a machine directory's clock probes (machines.c) */
 			traces[kept++] = paths[i];
 		}
 	}

@@ -11,7 +11,7 @@
  * Written here for this fixed schema, without a Parquet library (Debian has
  * none): the metadata in Thrift's compact protocol (enum pq_field has the
  * field ids of parquet.thrift that are used), numbers PLAIN, the short
- * strings (task, group, event, function) dictionary encoded (a PLAIN
+ * strings (machine, task, group, event, function) dictionary encoded (a PLAIN
  * dictionary page, RLE_DICTIONARY indices in the RLE/bit-packed hybrid),
  * every page ZSTD compressed.  The types are those every engine reads the
  * same: signed INT32 and INT64 (unsigned 32-bit numbers in INT64), strings
@@ -69,7 +69,7 @@ enum { TC_I32 = 5, TC_I64 = 6, TC_BINARY = 8, TC_LIST = 9, TC_STRUCT = 12 };
 
 /* The table's columns; documented in Documentation/trace/ktrace-export.rst. */
 enum pq_column {
-	COL_TIME, COL_CPU, COL_TID, COL_PID, COL_TASK, COL_GROUP, COL_EVENT,
+	COL_MACHINE, COL_TIME, COL_CPU, COL_TID, COL_PID, COL_TASK, COL_GROUP, COL_EVENT,
 	COL_ARG1, COL_ARG2, COL_TEXT, COL_FUNCTION, COL_DEPTH, COL_DURATION, NR_COLS
 };
 
@@ -80,6 +80,7 @@ static const struct pq_column_desc {
 	enum pq_kind kind;
 	bool optional;
 } columns[NR_COLS] = {
+	[COL_MACHINE] = { "machine", KIND_DICT, true },
 	[COL_TIME] = { "time_ns", KIND_INT64, false },
 	[COL_CPU] = { "cpu", KIND_INT32, true },
 	[COL_TID] = { "tid", KIND_INT64, true },
@@ -630,7 +631,18 @@ static void *pq_start(struct dtrace *dt, struct outbuf *o)
 	return pq;
 }
 
-/* The columns every event row has: time, CPU, thread, its task then. */
+/* The machine of a row from file @file: null unless machine directories were given. */
+static void put_machine(const struct dtrace *dt, struct pq *pq, unsigned int file)
+{
+	const struct dtrace_file *df = &dt->files[file];
+
+	if (df->machine)
+		col_str(pq, COL_MACHINE, df->machine, df->machine_len);
+	else
+		col_null(&pq->cols[COL_MACHINE]);
+}
+
+/* The columns every event row has: machine, time, CPU, thread, its task then. */
 static void put_who(struct dtrace *dt, struct pq *pq, const struct dtrace_event *e)
 {
 	const struct ktfile_event *ev = e->ev;
@@ -639,6 +651,7 @@ static void put_who(struct dtrace *dt, struct pq *pq, const struct dtrace_event 
 	size_t len = 0;
 	uint32_t pid = 0;
 
+	put_machine(dt, pq, e->file);
 	col_int(pq, COL_TIME, e->ns);
 	if (h->cpu >= 0)
 		col_int(pq, COL_CPU, h->cpu);
@@ -737,6 +750,7 @@ static void pq_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_ev
 }
 
 struct pq_walk {
+	const struct dtrace *dt;
 	struct pq *pq;
 	struct outbuf *o;
 };
@@ -749,6 +763,7 @@ static void call_row(void *ctx, struct call_thread *th, const struct call_step *
 
 	if (s->kind != STEP_EXIT || !call_step_calls(s))
 		return;
+	put_machine(w->dt, pq, th->file);
 	col_int(pq, COL_TIME, s->entry_ns);
 	col_null(&pq->cols[COL_CPU]);
 	col_int(pq, COL_TID, th->tid);
@@ -771,7 +786,7 @@ static void call_row(void *ctx, struct call_thread *th, const struct call_step *
 static void pq_end(struct dtrace *dt, struct outbuf *o)
 {
 	struct pq *pq = dt->fmt_state;
-	struct pq_walk w = { pq, o };
+	struct pq_walk w = { dt, pq, o };
 	struct call_thread **threads;
 	unsigned int nr = 0;
 

@@ -59,6 +59,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,6 +148,34 @@ static void attach_cpu(struct recorder *r, struct cpu_rec *c)
 }
 
 /* All files are created before tracing starts: a bad -o fails early. */
+/*
+ * BASE.cpuN of the other kind (uncompressed beside a new .zst, or the
+ * reverse) is an earlier recording's that "dtrace BASE.cpu*" would merge
+ * with this one: said once, with the first such file.
+ */
+static void warn_other_kind(struct recorder *r)
+{
+	size_t len = strlen(r->o->output) + 20;
+	char *other = xmalloc(len), *first = NULL;
+	unsigned int nr = 0;
+	struct stat st;
+
+	for (unsigned int i = 0; i < r->nr; i++) {
+		snprintf(other, len, "%s.cpu%u%s", r->o->output, r->cpus[i].cpu,
+			 r->o->zstd ? "" : KTFILE_ZSTD_SUFFIX);
+		if (lstat(other, &st) == 0 && !nr++)
+			first = xstrdup(other);
+	}
+	if (nr)
+		pr_warn("%s%s: %s of an earlier recording: \"dtrace %s.cpu*\" would merge "
+			"%s with this one's %s files; remove %s", first,
+			nr > 1 ? " and more" : "", nr > 1 ? "files" : "a file", r->o->output,
+			nr > 1 ? "them" : "it", r->o->zstd ? ".zst" : "uncompressed",
+			nr > 1 ? "them" : "it");
+	free(first);
+	free(other);
+}
+
 static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 {
 	struct ktfile_header h = *tmpl;
@@ -167,6 +196,7 @@ static void create_files(struct recorder *r, const struct ktfile_header *tmpl)
 			die("%s: %s", c->path, kt_create_strerror(ret));
 		}
 	}
+	warn_other_kind(r);
 }
 
 static void give_up(struct recorder *r, struct cpu_rec *c)

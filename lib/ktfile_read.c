@@ -254,8 +254,8 @@ uint64_t ktfile_map_tsc(const struct ktfile_reader *r, uint64_t tsc)
 {
 	double t = (double)r->map_to + ((double)(int64_t)(tsc - r->map_from)) * r->map_scale;
 
-	/* before the common clock's zero: 0 (a stream's order stays) */
-	return t <= 0 ? 0 : (uint64_t)t;
+	/* before the common clock's zero: 0, past uint64_t: its largest (order stays) */
+	return !(t > 0) ? 0 : t >= 0x1p64 ? UINT64_MAX : (uint64_t)t;
 }
 
 struct ktfile_reader *ktfile_open_fd(int fd, const char *name, unsigned int flags)
@@ -301,13 +301,26 @@ fail:
 }
 
 /*
- * A file or a pipe (`dtrace /dev/stdin`, `<(zcat t.cpu0.gz)`); a device,
- * even one a planted link in a trace directory names, is not opened.
+ * A file or a pipe (`dtrace /dev/stdin`, `<(zcat t.cpu0.gz)`, "-": standard
+ * input); a device, even one a planted link in a trace directory names, is
+ * not opened.
  */
 struct ktfile_reader *ktfile_open(const char *path, unsigned int flags)
 {
 	struct stat st;
-	int fd = kt_open_checked(path, true, &st);
+	int fd;
+
+	if (!strcmp(path, "-")) {
+		fd = fstat(STDIN_FILENO, &st) ? -errno :
+		     S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ?
+		     fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : -EINVAL;
+		if (fd == -EINVAL) {
+			pr_err("-: standard input is %s, not a trace file", kt_file_type(st.st_mode));
+			return NULL;
+		}
+	} else {
+		fd = kt_open_checked(path, true, &st);
+	}
 
 	if (fd == -EINVAL) {
 		pr_err("%s: is %s, not a trace file", path, kt_file_type(st.st_mode));

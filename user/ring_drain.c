@@ -199,15 +199,21 @@ static void take(struct ring_drain *d, uint64_t nr)
 	if (d->out.fd >= 0 && !d->write_err) {
 		int ret = ktfile_append(&d->out, d->buf, nr);
 
-		/* compressed, a failed frame takes records of earlier pieces with it */
+		/*
+		 * compressed, a failed frame takes records of earlier pieces with
+		 * it, the last chain written perhaps too: then there is none to
+		 * cut back (the file ends with a whole frame, on an event)
+		 */
 		if (d->out.records < before) {
 			d->lost = add_sat(d->lost, before - d->out.records);
 			before = d->out.records;
+			if (d->last.pos >= before)
+				d->last = (struct ring_chain){ before, d->last_tsc, 0 };
 		}
 		kept = d->out.records - before;
 		if (ret < 0) {
 			d->write_err = -ret;
-			d->torn = kept < nr && (d->buf[kept].event & KTRACE_EVT_CONT);
+			d->torn = !d->out.codec && kept < nr && (d->buf[kept].event & KTRACE_EVT_CONT);
 		}
 	}
 	for (uint64_t i = 0; i < kept; i++) {
@@ -343,10 +349,30 @@ int ring_finish(struct ring_drain *d)
 		wake_owner(d);
 	}
 	if (d->out.fd >= 0) {
-		if (d->lost || d->torn)
+		uint64_t marking = d->lost, records;
+		bool marker = false;
+
+		if (d->lost || d->torn) {
 			ret = mark_lost(d);
+			marker = !ret && d->out.codec;
+		}
+		records = d->out.records;
 		int closed = ktfile_close(&d->out);
 
+		/*
+		 * compressed, the last frame goes out at the close: failed, its
+		 * records (the marker last) are not in the file, and are lost
+		 */
+		if (closed < 0 && d->out.records < records) {
+			uint64_t gone = records - d->out.records - marker;
+
+			if (marker) {
+				d->marked -= marking;
+				d->lost = add_sat(d->lost, marking);
+			}
+			d->written -= gone < d->written ? gone : d->written;
+			d->lost = add_sat(d->lost, gone);
+		}
 		if (!ret)
 			ret = closed;
 	}

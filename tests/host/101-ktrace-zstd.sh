@@ -10,7 +10,10 @@
 # the same from the .zst files as from their zstd -d copies; a flight
 # snapshot must be a marker of the records overwritten, then the newest
 # records without a gap (as test 37 checks uncompressed); ktrace-run -z of
-# a deterministic program must count the same calls as ktrace-run without.
+# a deterministic program must count the same calls as ktrace-run without;
+# a recording beside a file of the other kind (what zstd -d leaves) of the
+# same CPU warns, naming it (the files ls finds); ktrace-run -z on a full
+# disk says as many records lost as its files' markers count (dtrace -S).
 . "$(dirname "$0")/fakedev-common.sh"
 FRAMES=$ROOT/tests/host/zstd-frames.py
 DTRACE=$ROOT/$O/tools/dtrace
@@ -72,6 +75,16 @@ zstd -q -d l.cpu0.zst -o l.cpu0 2>/dev/null
 read -r n lost < <(numbered l.cpu0)
 check "--zstd-level=-5 implies -z: $n records numbered without a gap" \
 	'[ $rc -eq 0 ] && [ "$n" != bad ] && [ "$n" -gt 1000 ]'
+# zstd -d left l.cpu0 beside l.cpu0.zst: "dtrace l.cpu*" would merge both
+fk -z -e sched -c 0 -d 0.1 -o l
+check "-z beside an uncompressed file of the same CPU: a warning names it" \
+	'[ $rc -eq 0 ] && has_err "ktrace: warning: l.cpu0: a file of an earlier recording: \"dtrace l.cpu*\" would merge it"'
+fk -e sched -c 0 -d 0.1 -o l
+check "uncompressed beside a .zst of the same CPU: a warning names it" \
+	'[ $rc -eq 0 ] && has_err "ktrace: warning: l.cpu0.zst: a file of an earlier recording"'
+rm -f l.cpu0
+fk -z -e sched -c 0 -d 0.1 -o l
+check "alone: no such warning" '[ $rc -eq 0 ] && ! has_err "earlier recording"'
 
 # killed outright: the file ends after its last whole frame, and reads clean
 # (env execs ktrace: $! is ktrace)
@@ -184,5 +197,23 @@ PY
 lost_said=$(sed -n 's/.* \([0-9][0-9]*\) records lost.*/\1/p' "$T/err" | head -1)
 check "ktrace-run -z -D: the lost markers in the file count what ktrace-run says it lost ($lost_file, $lost_said)" \
 	'[ -n "$lost_said" ] && [ "$lost_file" = "$lost_said" ]'
+# a full file system (a 64 KiB tmpfs in a private mount namespace): the
+# frame that fails takes earlier records with it; what ktrace-run says it
+# lost is what the files' markers count (dtrace -S)
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	mkdir -p full mnt
+	timeout -k 5 60 unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1" || exit 99
+		"$2" -z -o "$1/d" "$3" 300000 >/dev/null; rc=$?; cp -r "$1/d/." "$4"; exit $rc' \
+		sh "$T/mnt" "$KTRACE_RUN" "$UT/loop" "$T/full" 2>"$T/err"
+	rc=$?
+	lost_said=$(sed -n 's/.*: \([0-9][0-9]*\) records lost.*/\1/p' "$T/err" | head -1)
+	lost_file=$("$DTRACE" -S full/trace.* 2>/dev/null | awk '$1 == "lost" { print $2 }')
+	check "ktrace-run -z on a full disk: exit 1, the file named, $lost_said lost said, $lost_file marked" \
+		'[ $rc -eq 1 ] && has_err "full/" || has_err "/d/trace.pid" &&
+		 has_err "No space left on device" && ! has_err "lost marker" &&
+		 [ -n "$lost_said" ] && [ "$lost_said" = "$lost_file" ] && [ "$lost_said" -gt 0 ]'
+else
+	skip "ktrace-run -z on a full disk" "no mount namespaces here (needs root)"
+fi
 
 done_testing

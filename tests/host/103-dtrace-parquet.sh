@@ -21,6 +21,8 @@
 #     per listed line but the user streams' func events (time, group:event
 #     and text the line's; a user event named as its program's maps name
 #     it), and per --report call; a full disk is an error naming the file;
+#     machine directories: each row's machine is its listed line's first
+#     column (null with one machine);
 #  4. a second, independent reader, the Rust parquet crate (npm package
 #     parquet-wasm, arrow-rs), reads the same rows as DuckDB; each row, in
 #     order, has the listing's line's time, group:event and text;
@@ -181,6 +183,7 @@ sql "$P" "SELECT name, type, coalesce(repetition_type, ''), coalesce(converted_t
 	  coalesce(logical_type, '') FROM parquet_schema('trace.parquet')" >"$TMP/schema.got"
 cat >"$TMP/schema.want" <<'EOF'
 schema	NULL			
+machine	BYTE_ARRAY	OPTIONAL	UTF8	StringType()
 time_ns	INT64	REQUIRED		
 cpu	INT32	OPTIONAL		
 tid	INT64	OPTIONAL		
@@ -198,7 +201,8 @@ EOF
 check "parquet_schema(): the types, plain integers, strings as STRING/UTF8" \
 	'diff "$TMP/schema.want" "$TMP/schema.got"'
 sql "$P" "SELECT DISTINCT path_in_schema, compression, encodings
-	  FROM parquet_metadata('trace.parquet') WHERE path_in_schema <> 'function'" |
+	  FROM parquet_metadata('trace.parquet')
+	  WHERE path_in_schema NOT IN ('function', 'machine')" |
 	sort >"$TMP/meta.got"
 cat >"$TMP/meta.want" <<'EOF'
 arg1	ZSTD	PLAIN, RLE
@@ -225,7 +229,7 @@ ok $? "a 200k event trace exports" "$(cat "$TMP/err")"
 sql "$TMP/big.parquet" "SELECT count(*), count(DISTINCT row_group_id), max(row_group_num_rows)
 	  FROM parquet_metadata('trace.parquet')" >"$TMP/groups"
 check "in 2 row groups, of 131072 rows at most" \
-	'[ "$(cat "$TMP/groups")" = "$(printf "26\t2\t131072")" ]'
+	'[ "$(cat "$TMP/groups")" = "$(printf "28\t2\t131072")" ]'
 sql "$TMP/big.parquet" "WITH r AS (SELECT file_row_number // 131072 AS g, min(time_ns) AS lo,
 	  max(time_ns) AS hi FROM read_parquet('trace.parquet', file_row_number = true) GROUP BY g),
 	  m AS (SELECT row_group_id AS g, stats_min_value::BIGINT AS lo, stats_max_value::BIGINT AS hi
@@ -326,7 +330,34 @@ sql "$TMP/empty.parquet" "SELECT count(*) FROM 'trace.parquet'" >"$TMP/rows" 2>&
 node "$ROOT/tests/host/parquet-arrow.js" "$TMP/empty.parquet" >"$TMP/arrow" 2>&1
 check "an empty table, with the columns, for both readers" \
 	'[ "$(cat "$TMP/rows")" = 0 ] && [ "$(wc -l <"$TMP/arrow")" = 1 ] &&
-	 grep -q "^time_ns:Int64:false.*duration_ns:Int64:true$" "$TMP/arrow"'
+	 grep -q "^machine:Utf8:true	time_ns:Int64:false.*duration_ns:Int64:true$" "$TMP/arrow"'
+
+# several machines' directories (ktrace --listen's: DIR/NAME with .session):
+# each row's machine is its listed line's first column; one machine's rows
+# have none (null)
+mkdir -p "$TMP/coll/alpha" "$TMP/coll/beta"
+"$KTGEN" -s 1 -c 2 -n 200 "$TMP/coll/alpha/trace" >/dev/null &&
+	"$KTGEN" -s 2 -c 2 -n 300 -l 2 "$TMP/coll/beta/trace" >/dev/null &&
+	touch "$TMP/coll/alpha/.session" "$TMP/coll/beta/.session"
+ok $? "two machine directories of ktgen traces"
+"$DTRACE" "$TMP/coll" >"$TMP/coll.list" 2>/dev/null
+"$DTRACE" --format=parquet -o "$TMP/coll.parquet" "$TMP/coll" 2>/dev/null
+ok $? "two machines export"
+awk '{ print $1 }' "$TMP/coll.list" >"$TMP/machines.want"
+sql "$TMP/coll.parquet" "SELECT coalesce(machine, 'NULL')
+	  FROM read_parquet('trace.parquet', file_row_number = true) ORDER BY file_row_number" \
+	>"$TMP/machines.got"
+check "each row's machine is its listed line's: alpha, beta in the merge's order" \
+	'[ "$(sort -u "$TMP/machines.want" | tr "\n" " ")" = "alpha beta " ] &&
+	 cmp "$TMP/machines.want" "$TMP/machines.got"'
+sed 's/^[^ ]* //' "$TMP/coll.list" >"$TMP/coll.nomachine"
+same_lines "two machines" "$TMP/coll.nomachine" "$TMP/coll.parquet"
+"$DTRACE" --format=parquet --machine beta -o "$TMP/beta.parquet" "$TMP/coll" 2>/dev/null
+sql "$TMP/beta.parquet" "SELECT machine, count(*) FROM 'trace.parquet' GROUP BY ALL" >"$TMP/n"
+check "--machine beta: beta's rows only, as many as its lines" \
+	'[ "$(cat "$TMP/n")" = "$(printf "beta\t%s" "$(grep -c "^beta " "$TMP/coll.list")")" ]'
+sql "$P" "SELECT count(machine) FROM 'trace.parquet'" >"$TMP/n"
+check "one machine: no machine on any row" '[ "$(cat "$TMP/n")" = 0 ]'
 
 expect_error "a full disk: an error naming the file" "/dev/full: write error" \
 	"$DTRACE" --format=parquet -o /dev/full "$TMP/k"/t.*

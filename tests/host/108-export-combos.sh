@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The new inputs in the exports, and damaged machine directories.
+#  1. ktrace-run -z of a program built with -finstrument-functions, read by
+#     every export and call view, writes what the same files give after
+#     zstd -d (an independent decoder): Parquet, Perfetto and CTF byte for
+#     byte, --calltree, --report and the listing line for line; "-" reads a
+#     compressed stream from a pipe as the file reads (the same listing, the
+#     same Parquet bytes), is refused as -o's own input; a terminal-like
+#     standard input (a character device) is an error naming "-".
+#  2. machine directories whose trace.clock has lines that are no probes
+#     (words, negative numbers, numbers past 2^63, a line torn short): the
+#     good lines are kept (the probe count is the good lines written), one
+#     warning names the file and the first bad line; a trace.clock giving a
+#     200 % drift is an error naming it; a trace.clock that is a directory is
+#     an error naming it; a .trace.cpuN.state without its trace.cpuN is a
+#     warning naming the missing file, the other machine's events all shown
+#     (its dtrace -S count); dtrace DIR/trace.* in a machine directory reads
+#     the CPU files (ktgen's 400 events), trace.clock left to machines.
+. "$(dirname "$0")/user-common.sh"
+
+command -v zstd >/dev/null || skip_all "no zstd command (apt-get install zstd)"
+cd "$TMP" || exit 1
+
+# 1. ktrace-run -z: the exports of the .zst files and of zstd -d's files
+"$KTRACE_RUN" -z -o z "$UT/calls" >/dev/null 2>"$TMP/err"
+ok $? "ktrace-run -z records tests/user/calls" "$(cat "$TMP/err")"
+mkdir -p p && cp z/*.maps p/ &&
+	for f in z/*.zst; do zstd -q -d "$f" -o "p/$(basename "${f%.zst}")" || exit 1; done
+ok $? "zstd -d decodes every stream"
+check "compressed streams: several threads, two processes" \
+	'[ "$(ls z/*.zst | wc -l)" -ge 4 ] && [ "$(ls z/*.maps | wc -l)" = 2 ]'
+for f in parquet perfetto ctf; do
+	"$DTRACE" --format=$f -o z.$f z/trace.* 2>"$TMP/err"
+	ok $? "--format=$f of the .zst files" "$(cat "$TMP/err")"
+	"$DTRACE" --format=$f -o p.$f p/trace.* 2>/dev/null
+	check "--format=$f: the same bytes as from the decompressed files" \
+		'[ -s p.$f ] || [ -s p.$f/metadata ] && diff -r z.$f p.$f'
+done
+for v in --calltree --report --flat ""; do
+	# shellcheck disable=SC2086
+	"$DTRACE" --no-pager $v z/trace.* 2>&1 | sed 's/\.zst\>//g' >v.z
+	# shellcheck disable=SC2086
+	"$DTRACE" --no-pager $v p/trace.* 2>&1 | sed 's|\<p/|z/|g' >v.p
+	check "dtrace ${v:-(events)}: the same from the compressed files" \
+		'[ "$(wc -l <v.p)" -gt 10 ] && diff v.p v.z'
+done
+main=$(ls z/trace.pid*.tid*.zst | head -n 1)
+"$DTRACE" --no-pager "$main" >file.z 2>/dev/null
+cat "$main" | (cd z && "$DTRACE" --no-pager -) >pipe.z 2>"$TMP/err"
+ok $? "dtrace - reads a compressed stream from a pipe" "$(cat "$TMP/err")"
+check "the same lines as the file, functions named (the map beside it)" \
+	'[ -s pipe.z ] && cmp file.z pipe.z && grep -q " main" <("$DTRACE" --calltree "$main")'
+cat "$main" | (cd z && "$DTRACE" --format=parquet -o ../pipe.parquet -) 2>/dev/null
+"$DTRACE" --format=parquet -o file.parquet "$main" 2>/dev/null
+check "dtrace --format=parquet - writes the file's table, byte for byte" \
+	'[ -s file.parquet ] && cmp file.parquet pipe.parquet'
+expect_error "a character device as standard input: an error naming -" \
+	"-: standard input is a character device, not a trace file" \
+	"$DTRACE" - </dev/null
+cp "$main" own.zst
+expect_error "- as -o: refused" "own.zst: is one of the input files" \
+	"$DTRACE" --format=parquet -o own.zst - <own.zst
+check "the input stays whole" 'cmp own.zst "$main"'
+
+# 2. damaged machine directories: alpha (the one damaged) and beta
+machines() {	# machines NAME: $TMP/NAME/{alpha,beta}, each 2 CPUs of ktgen
+	rm -rf "$1" && mkdir -p "$1/alpha" "$1/beta" &&
+		"$KTGEN" -s 1 -c 2 -n 200 "$1/alpha/trace" >/dev/null &&
+		"$KTGEN" -s 2 -c 2 -n 300 "$1/beta/trace" >/dev/null &&
+		touch "$1/alpha/.session" "$1/beta/.session" \
+		      "$1/alpha/.trace.cpu0.state" "$1/alpha/.trace.cpu1.state"
+}
+# four good probes a second apart, 1 us offset, no drift
+good_probes() {
+	for i in 1 2 3 4; do
+		echo "${i}000000000 ${i}000001000 ${i}000001100 ${i}000000100"
+	done
+}
+machines bad
+{ good_probes | head -n 2; echo "hello world"; echo "-5 -5 -5 -5"
+  echo "18446744073709551615 0 0 18446744073709551615"; good_probes | tail -n 2
+  printf '5000000000 50000'; } >bad/alpha/trace.clock
+"$DTRACE" --machines bad >out 2>"$TMP/err"
+ok $? "bad clock lines: dtrace --machines exits 0" "$(cat "$TMP/err")"
+check "the 4 good probes are kept, offset 1000 ns" \
+	'awk "\$1 == \"alpha\" && \$3 == \"1/4\" && \$4 == 1000 { f = 1 } END { exit !f }" out'
+check "one warning: the file, 4 of 8 lines, the first bad one (3)" \
+	'[ "$(grep -c "warning: bad/alpha" "$TMP/err")" = 1 ] &&
+	 grep -qF "bad/alpha/trace.clock: 4 of 8 lines are not clock probes" "$TMP/err" &&
+	 grep -qF "the first line 3: left out" "$TMP/err"'
+"$DTRACE" --tsc bad >out 2>/dev/null
+check "the merge: every event, no time past 2^63" \
+	'[ "$(wc -l <out)" = 1000 ] && awk "length(\$3) > 19 { exit 1 }" out'
+
+"$DTRACE" -S bad/alpha/trace.* >out 2>"$TMP/err"
+ok $? "dtrace DIR/trace.* in a machine directory: trace.clock is no trace file" "$(cat "$TMP/err")"
+check "its 2 CPU files' 400 events" 'grep -q "^events  *400 in 2 files" out'
+
+machines drift
+for i in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+	t=$((i * 1000000000))
+	echo "$t $((3 * t)) $((3 * t + 10)) $((t + 100))"
+done >drift/alpha/trace.clock
+expect_error "a 200 % drift: an error naming the file" \
+	"drift/alpha/trace.clock: its clock probes give a drift of 2000000 ppm" \
+	"$DTRACE" drift
+machines dir
+mkdir dir/alpha/trace.clock
+expect_error "trace.clock a directory: an error naming it" "dir/alpha/trace.clock: read error" \
+	"$DTRACE" dir
+
+machines gone
+good_probes >gone/alpha/trace.clock
+rm gone/alpha/trace.cpu1
+"$DTRACE" gone >out 2>"$TMP/err"
+ok $? "a machine's CPU file gone: dtrace still merges" "$(cat "$TMP/err")"
+check "a warning names the missing file" \
+	'grep -qF "gone/alpha/trace.cpu1: No such file or directory: that CPU'"'"'s events are missing" "$TMP/err"'
+check "beta's events all there, alpha's of its CPU 0" \
+	'[ "$(grep -c "^beta " out)" = "$("$DTRACE" -S gone/beta/trace.* | awk "/^events/ { print \$2 }")" ] &&
+	 [ "$(grep -c "^alpha " out)" = "$("$DTRACE" -S gone/alpha/trace.cpu0 | awk "/^events/ { print \$2 }")" ]'
+done_testing
