@@ -130,6 +130,24 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The TSC and the clock at one moment: the read of 8 bracketed most tightly. */
+static void tsc_clock_pair(uint64_t *tsc, double *t)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = __rdtsc();
+		double n = now();
+		uint64_t b = __rdtsc();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*t = n;
+		}
+	}
+}
+
 static int env_int(const char *name, int dflt)
 {
 	const char *s = getenv(name);
@@ -153,13 +171,20 @@ static void load(void)
 	busy_tries = env_int("KTFAKE_BUSY_TRIES", -1);
 	rate = env_int("KTFAKE_RATE", 1000);
 	if (getenv("KTFAKE_MARKS") && (marks = fopen(getenv("KTFAKE_MARKS"), "a+"))) {
-		/* a drift of a few ppm is measured: a longer nap, a finer rate */
-		struct timespec nap = { 0, (getenv("KTFAKE_CLOCK_PPM") ? 200 : 20) * 1000 * 1000 };
-		double t0 = now();
-		uint64_t c0 = __rdtsc();
+		/*
+		 * The rate a kernel would give, to well under a ppm: each end
+		 * is the tightest of a few TSC-clock-TSC reads (a preemption
+		 * between them would be a few microseconds, 100 ppm of a
+		 * short nap), 200 ms apart.
+		 */
+		struct timespec nap = { 0, 200 * 1000 * 1000 };
+		double t0, t1;
+		uint64_t c0, c1;
 
+		tsc_clock_pair(&c0, &t0);
 		nanosleep(&nap, NULL);
-		tsc_khz = (uint64_t)((__rdtsc() - c0) / (now() - t0) / 1000);
+		tsc_clock_pair(&c1, &t1);
+		tsc_khz = (uint64_t)((c1 - c0) / (t1 - t0) / 1000);
 	}
 	if (state && (f = fopen(state, "r"))) {
 		int ow = 0;
