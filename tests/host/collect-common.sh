@@ -13,6 +13,8 @@
 . "$(dirname "$0")/fakedev-common.sh"
 
 COUNT="$ROOT/tests/host/collect-count.py"
+# a sender killed on purpose leaves its default spool (TMPDIR/ktrace-spool.*)
+export TMPDIR=$T
 
 collector_start() {
 	: >"$T/coll.err"
