@@ -72,5 +72,7 @@ for c in "${kernels[@]}"; do
 done
 progress "Debian's own kernels with ktrace.ko (make check-stock)"
 scripts/check-stock.sh || true	# Debian's kernels with ktrace.ko: build/results/vm-stock-*
+progress "a stock-kernel guest sending to a host collector (make check-stock-net)"
+scripts/check-stock-net.sh || true	# build/results/stock-net.tap, vm-stock-net-*
 msg "check finished in $((SECONDS - start))s"
 scripts/summarize.sh
