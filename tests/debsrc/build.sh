@@ -94,6 +94,14 @@ build() {
 	lzip)	# C++: classes, references, a std::string or two
 		(cd "$s" && ./configure CXXFLAGS="$CFLAGS_TRACE" && make -j2) &&
 		cp "$s/lzip" "$B/$p/prog" ;;
+	yaml-cpp) # C++: shared_ptr and unique_ptr members; the package's own
+		# util/parse (reads YAML, writes it back through YAML::Emitter),
+		# linked with the static library it builds (the tests and their
+		# googletest not built)
+		cmake -S "$s" -B "$s/build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$CFLAGS_TRACE" \
+			-DYAML_CPP_BUILD_TOOLS=ON -DYAML_CPP_BUILD_TESTS=OFF -DYAML_BUILD_SHARED_LIBS=OFF &&
+		make -C "$s/build" -j2 yaml-cpp-parse &&
+		cp "$s/build/util/parse" "$B/$p/prog" ;;
 	pbzip2)	# C++, compressing blocks in N threads (-pN), with bzip2's libbz2.a
 		# built above (instrumented too: the threads' calls are mostly its);
 		# the headers of the C++ library instrumented as well (no

@@ -7,14 +7,35 @@
 # EXPRESSION with gdb's own DWARF reading, and prints the hit as
 # probe-eval does: "probe:PROBE NAME=VALUE ...".  FORMAT: d (signed), u
 # (unsigned), xN (hex of N bits), sN (the string at a char pointer, at
-# most N bytes, quoted).  $PROBE_RUN: the arguments of `run` (redirections).  A PROBE ending in %return is printed when the
-# function returns, with $retval its return value (a FinishBreakpoint).
+# most N bytes, quoted).  $PROBE_RUN: the arguments of `run` (redirections).
+# A PROBE ending in %return is printed when the function returns, with
+# $retval its return value (a FinishBreakpoint).  A smart pointer's `->`
+# works in EXPRESSION, static programs included (libstdc++'s xmethods).
+import glob
 import os
+import sys
 import gdb
 
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
 gdb.execute("set debuginfod enabled off")
+
+
+def libstdcxx_xmethods():
+    """libstdc++'s own xmethods (`->`, get() of its smart pointers: its
+    reading of their layout, not ours) for every program: gdb loads them
+    with libstdc++.so, which a static program does not have."""
+    for d in sorted(glob.glob("/usr/share/gcc*/python")):
+        sys.path.insert(0, d)
+        try:
+            from libstdcxx.v6.xmethods import register_libstdcxx_xmethods
+        except ImportError:
+            continue
+        register_libstdcxx_xmethods(None)
+        return
+
+
+libstdcxx_xmethods()
 
 
 def fmt(value, how):

@@ -1,16 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# ktrace -P through the kernel on Debian's own programs: bzip2 (C) and
-# lzip (C++) from their Debian sources, -O2 -g, stripped, their debug info
-# under --debug-dir by build id (tests/probe/vm-debsrc.sh builds them and
-# the truth on the host).  Probes: a C struct two pointers away; a C++
-# class's member reached through a reference member (lzip has no smart
-# pointer); a std::string by reference; return values; a function inlined
-# in main.  Ground truth: gdb on the unstripped program, on the host, the
-# same run with the same input, printing the same fields at the same
-# functions (NAME.expected): every hit's values and the number of hits
-# must be gdb's, in order.  dtrace --latency FN,FN%return must find the
+# ktrace -P through the kernel on Debian's own programs: bzip2 (C), lzip
+# (C++) and yaml-cpp's util/parse (C++) from their Debian sources, -O2 -g,
+# stripped, their debug info under --debug-dir by build id
+# (tests/probe/vm-debsrc.sh builds them and the truth on the host).
+# Probes: a C struct two pointers away; a C++ class's member reached
+# through a reference member; a class's reference member to a
+# std::unique_ptr to an integer field, a reference to a class through two
+# std::shared_ptr to an int (yaml-cpp); a std::string by reference; return
+# values; a function inlined in main.  Ground truth: gdb on the unstripped
+# program, on the host, the same run with the same input, printing the
+# same fields at the same functions (NAME.expected): every hit's values
+# and the number of hits must be gdb's, in order.  dtrace --latency FN,FN%return must find the
 # pairs an awk pairing of the listing's entries and returns finds, its
 # slowest pair the listing's longest.
 NAME=probe-debsrc
@@ -18,7 +20,7 @@ NAME=probe-debsrc
 D=/tests/data/probe-debsrc
 
 [ -f "$D/stamp" ] || skip_all "no $D (tests/probe/vm-debsrc.sh: Debian sources or gdb missing on the host)"
-cp "$D/input" "$T/input"
+cp "$D/input" "$D/input.yaml" "$T/"
 cd "$T" || exit 1
 
 # listing FILE: the probe hits of dtrace's listing as gdb-truth.py prints them
@@ -26,7 +28,7 @@ listing() {
 	awk '$4 ~ /^probe:/ { s = $4; for (i = 5; i <= NF; i++) s = s " " $i; print s }' "$1"
 }
 
-for p in bzip2 lzip; do
+for p in bzip2 lzip yaml-cpp; do
 	set --
 	while read -r spec; do
 		set -- "$@" -P "$D/$spec"
@@ -57,6 +59,13 @@ check "lzip: a std::string by reference, a reference member's int, a bool return
 	'grep -q "^probe:extension_index name=\"input\"\$" lzip.got &&
 	 grep -q "^probe:Len_prices::update_prices len_symbols=[0-9]* choice1=[0-9]" lzip.got &&
 	 grep -q "^probe:LZ_encoder::encode_member%return \$retval=1\$" lzip.got'
+# (from the input alone: key30 is a top-level key, its text one level in,
+# x30 in its flow list two levels in; the input has 138 lines, from 0)
+check "yaml-cpp: through a reference and a unique_ptr, scalars at indents 0, 2 and 4; through shared_ptrs, nodes from lines past 100" \
+	'grep -q "^probe:YAML::EmitFromEvents::OnScalar indent=0 value=\"key30\"\$" yaml-cpp.got &&
+	 grep -q "^probe:YAML::EmitFromEvents::OnScalar indent=2 value=\"lorem ipsum 30\"\$" yaml-cpp.got &&
+	 grep -q "^probe:YAML::EmitFromEvents::OnScalar indent=4 value=\"x30\"\$" yaml-cpp.got &&
+	 [ "$(grep -c "^probe:YAML::NodeEvents::Setup line=1[0-9][0-9] " yaml-cpp.got)" -gt 0 ]'
 
 # latency FN TRACE: dtrace --latency FN,FN%return against the listing's
 # pairs (each entry with the next return of its thread; no recursion
