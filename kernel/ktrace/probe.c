@@ -162,22 +162,45 @@ static unsigned int ktrace_op_words(const struct ktrace_probe_op *op)
 	return op->size == 8 ? 2 : 1;
 }
 
-/* The process filter: is @task one of @tu's processes or a descendant? */
+/* Is @task's process one of @tu's?  The pids are compared, not read. */
+static bool ktrace_uprobe_tgid_wanted(const struct ktrace_uprobe *tu,
+				      struct task_struct *task)
+{
+	struct pid *tgid = task_tgid(task);
+	unsigned int i;
+
+	for (i = 0; i < tu->nr_pids; i++)
+		if (tgid == tu->pids[i])
+			return true;
+	return false;
+}
+
+/*
+ * The process filter: is @task one of @tu's processes or a descendant?
+ * @task is current or the caller holds the RCU read lock, so @task itself
+ * needs no lock (its tgid is only compared): a hit in a wanted process,
+ * the common case, takes none; only the walk up the parents does.
+ */
 static bool ktrace_uprobe_task_wanted(const struct ktrace_uprobe *tu,
 				      struct task_struct *task)
 {
 	bool wanted = false;
-	unsigned int i;
 
 	if (!tu->nr_pids)
 		return true;
+	if (!task->pid)			/* the idle task: no process */
+		return false;
+	if (ktrace_uprobe_tgid_wanted(tu, task))
+		return true;
+	if (!(tu->flags & KTRACE_PROBE_CHILDREN))
+		return false;
 	rcu_read_lock();
+	task = rcu_dereference(task->real_parent);
 	while (task->pid) {		/* up to, not into, the idle task */
-		for (i = 0; i < tu->nr_pids; i++)
-			if (task_tgid(task) == tu->pids[i])
-				wanted = true;
-		if (wanted || !(tu->flags & KTRACE_PROBE_CHILDREN))
+		if (ktrace_uprobe_tgid_wanted(tu, task)) {
+			wanted = true;
 			break;
+		}
 		task = rcu_dereference(task->real_parent);
 	}
 	rcu_read_unlock();
