@@ -35,13 +35,16 @@
 #
 # Measured here (shared 2-core host, QEMU TCG, icount: instructions, not
 # cycles), ratio to the floor, 6.12.118 / 6.1.0-57:
-#   ktrace_regs 1.22 / 1.22   ktrace_chain 1.53 / 1.53   tracefs_bare 1.43 / 1.43
-#   tracefs_chain 1.78 / 1.81  perf_chain 2.32 / 2.31     bpftrace_map 1.90 / 1.96
-#   bpftrace_printf 2.07 / 2.22   (rounds' spread under 1%)
-# Targets: 1.2 (two registers) and 1.5 (the chain) are just missed; the
-# chain is cheaper with ktrace than with every peer.  Burst, 80000 hits,
+#   ktrace_none 1.10 / 1.10   ktrace_regs 1.18 / 1.19  ktrace_chain 1.29 / 1.30
+#   tracefs_bare 1.42 / 1.42  tracefs_chain 1.77 / 1.79  perf_chain 2.31 / 2.29
+#   bpftrace_map 1.89 / 1.94  bpftrace_printf 2.06 / 2.20  (rounds' spread
+#   under 1%, 2% for 6.1's tracefs_chain)
+# Targets: 1.2 (two registers) and 1.5 (the chain) are met; the chain is
+# cheaper with ktrace than with every peer.  Burst, 80000 hits,
 # three runs on 6.12: ktrace lost none, ftrace 30702-40800 (reported),
-# bpftrace 27234-34731 (0-1772 of them reported), perf 0-2504 (reported).
+# bpftrace 27234-34731 (0-1772 of them reported), perf 0-2504 (reported);
+# a fourth, after the hit path's cuts: ktrace none, ftrace 40800, bpftrace
+# 32288 (3115 reported), perf 7634 (reported).
 # 6.1 (its burst on the wall clock: see below): ktrace lost none, ftrace
 # 11526 (reported), bpftrace 17469 (none reported), perf none.
 # Under TCG's wall clock a trap costs ~30 us and this host's load spread
