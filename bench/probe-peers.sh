@@ -11,6 +11,8 @@
 #   floor            a ktrace probe whose group the mask leaves out: the
 #                    trap, uprobes' own path and a handler that returns
 #   tracefs_bare     a tracefs uprobe with no fetch args, enabled (ftrace's ring)
+#   ktrace_none      ktrace -P 'BIN:bench_probed': the handler and one
+#                    record, no values
 #   ktrace_regs      ktrace -P 'BIN:bench_probed a b'
 #   ktrace_chain     ktrace -P 'BIN:bench_probed a b n.next.next.val'
 #   tracefs_chain    the uprobe_events line perf probe wrote, in a group of
@@ -27,17 +29,22 @@
 # pages (512 KiB: they take powers of two): the hits each recorded (every
 # value checked) and the loss it reported, against the calls made.
 #   STOCK_KERNEL, BENCH_CLOCK (icount; wall), BENCH_PARTS ("cost lost"),
-#   BENCH_ROUNDS (5), BENCH_CALLS (10000), BENCH_BURST (20000)
+#   BENCH_ROUNDS (5), BENCH_CALLS (10000), BENCH_BURST (20000),
+#   BENCH_PEERS (the cost part's tools, e.g. "floor ktrace_regs
+#   ktrace_chain"; default all; the floor is always measured)
 #
 # Measured here (shared 2-core host, QEMU TCG, icount: instructions, not
 # cycles), ratio to the floor, 6.12.118 / 6.1.0-57:
-#   ktrace_regs 1.22 / 1.22   ktrace_chain 1.53 / 1.53   tracefs_bare 1.43 / 1.43
-#   tracefs_chain 1.78 / 1.81  perf_chain 2.32 / 2.31     bpftrace_map 1.90 / 1.96
-#   bpftrace_printf 2.07 / 2.22   (rounds' spread under 1%)
-# Targets: 1.2 (two registers) and 1.5 (the chain) are just missed; the
-# chain is cheaper with ktrace than with every peer.  Burst, 80000 hits,
+#   ktrace_none 1.10 / 1.10   ktrace_regs 1.18 / 1.19  ktrace_chain 1.29 / 1.30
+#   tracefs_bare 1.42 / 1.42  tracefs_chain 1.77 / 1.79  perf_chain 2.31 / 2.29
+#   bpftrace_map 1.89 / 1.94  bpftrace_printf 2.06 / 2.20  (rounds' spread
+#   under 1%, 2% for 6.1's tracefs_chain)
+# Targets: 1.2 (two registers) and 1.5 (the chain) are met; the chain is
+# cheaper with ktrace than with every peer.  Burst, 80000 hits,
 # three runs on 6.12: ktrace lost none, ftrace 30702-40800 (reported),
-# bpftrace 27234-34731 (0-1772 of them reported), perf 0-2504 (reported).
+# bpftrace 27234-34731 (0-1772 of them reported), perf 0-2504 (reported);
+# a fourth, after the hit path's cuts: ktrace none, ftrace 40800, bpftrace
+# 32288 (3115 reported), perf 7634 (reported).
 # 6.1 (its burst on the wall clock: see below): ktrace lost none, ftrace
 # 11526 (reported), bpftrace 17469 (none reported), perf none.
 # Under TCG's wall clock a trap costs ~30 us and this host's load spread
@@ -46,11 +53,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 die() { echo "bench/probe-peers: $*" >&2; exit 1; }
+peers=
+if [ -n "${BENCH_PEERS:-}" ]; then
+	# the floor first: every ratio is to it
+	peers=floor
+	tools=" $(sed -n 's/^peers="\(.*\)"$/\1/p' bench/vm/probe-peers.sh) "
+	for t in $BENCH_PEERS; do
+		[[ $tools == *" $t "* ]] || die "BENCH_PEERS: no tool '$t' (tools:$tools)"
+		[ "$t" = floor ] || peers=$peers,$t
+	done
+fi
 krel=${STOCK_KERNEL:-$(scripts/stock-kernel.sh names | cut -d' ' -f3)}
 out=build/bench/probe-peers/$krel
 mkdir -p "$out"
 command -v perf >/dev/null || apt-get install -y -q linux-perf >/dev/null
 command -v bpftrace >/dev/null || apt-get install -y -q bpftrace >/dev/null
+command -v pahole >/dev/null || apt-get install -y -q dwarves >/dev/null	# BTF of 6.12 modules
 dir=$(scripts/stock-kernel.sh fetch "$krel") || die "cannot fetch $krel"
 make -s tools initramfs >/dev/null
 make -s module KVER="$krel" KDIR="$dir/build" >"$out/module.log" 2>&1 ||
@@ -87,7 +105,7 @@ for part in ${BENCH_PARTS:-cost lost}; do
 	timeout "${VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel "${VM_ACCEL:-tcg,thread=single}" -smp $smp \
 		-m 2048 -nographic -no-reboot -net none -kernel "$dir/boot/vmlinuz-$krel" \
 		-initrd "$out/initramfs.cpio" $qemu_args "${clock[@]}" \
-		-append "console=ttyS0 panic=-1 loglevel=3 nokaslr kt_run=/hostroot/enter hostroot_run=$PWD/bench/vm/probe-peers.sh bench_dir=$PWD/$out bench_tools=$PWD/build/tools bench_part=$part bench_rounds=${BENCH_ROUNDS:-5} bench_calls=${BENCH_CALLS:-10000} bench_burst=${BENCH_BURST:-20000}" \
+		-append "console=ttyS0 panic=-1 loglevel=3 nokaslr kt_run=/hostroot/enter hostroot_run=$PWD/bench/vm/probe-peers.sh bench_dir=$PWD/$out bench_tools=$PWD/build/tools bench_part=$part bench_rounds=${BENCH_ROUNDS:-5} bench_calls=${BENCH_CALLS:-10000} bench_burst=${BENCH_BURST:-20000}${peers:+ bench_peers=$peers}" \
 		</dev/null >"$log" 2>&1 || true
 	tr -d '\r' <"$log" >"${log%.log}.txt"
 	grep '^bench:' "${log%.log}.txt" >&2 || true

@@ -10,7 +10,8 @@
 # for the host to reduce.  Environment (kernel command line): bench_dir
 # (probe-bench, ktrace.ko), bench_tools (build/tools), bench_part (cost,
 # lost or both), bench_rounds, bench_calls, bench_burst (calls a process
-# in the burst, one a CPU).
+# in the burst, one a CPU), bench_peers (the cost part's tools, comma
+# separated; default all of $peers below).
 set -u
 dir=${bench_dir:?} tools=${bench_tools:?} part=${bench_part:-cost lost}
 rounds=${bench_rounds:-5} calls=${bench_calls:-10000} burst=${bench_burst:-20000}
@@ -62,6 +63,8 @@ run() {
 	tracefs_chain)	ftrace_on ktbench/chain; loop $n $procs; ftrace_off ktbench/chain ;;
 	ktrace_regs)	"$tools/ktrace" -e probe -b 16384 -o $w/kt -P "$spec a b" -- \
 				"$pb" loop $n $procs 2>$w/ktrace.err | cpu_ns ;;
+	ktrace_none)	"$tools/ktrace" -e probe -b 16384 -o $w/kt -P "$spec" -- \
+				"$pb" loop $n $procs 2>$w/ktrace.err | cpu_ns ;;
 	ktrace_chain)	"$tools/ktrace" -e probe -b 16384 -o $w/kt -P "$spec a b $chain" -- \
 				"$pb" loop $n $procs 2>$w/ktrace.err | cpu_ns ;;
 	perf_chain)	perf record -m 512K -e "$pgroup:ppeer" -o $w/perf.data -- \
@@ -75,7 +78,13 @@ run() {
 }
 
 echo 384 >$T/buffer_size_kb
-peers="floor tracefs_bare ktrace_regs ktrace_chain tracefs_chain perf_chain bpftrace_map bpftrace_printf"
+peers="floor tracefs_bare ktrace_none ktrace_regs ktrace_chain tracefs_chain perf_chain bpftrace_map bpftrace_printf"
+if [ -n "${bench_peers:-}" ]; then
+	for t in ${bench_peers//,/ }; do
+		[[ " $peers " == *" $t "* ]] || fail "bench_peers: no tool $t (tools: $peers)"
+	done
+	peers=${bench_peers//,/ }
+fi
 [[ $part == *cost* ]] && say "$(uname -r), $(nproc) CPUs, $rounds rounds of $calls calls: $peers"
 [[ $part == *cost* ]] && for r in $(seq "$rounds"); do
 	for t in $peers; do

@@ -12,7 +12,8 @@
  * The program is checked once, when the probe is added, so the handler
  * runs a bounded loop: at most KTRACE_PROBE_MAX_OPS steps, no jumps.
  *
- * User memory is read with page faults disabled (copy_from_user_nofault()).
+ * User memory is read with page faults disabled (get_user() of the size
+ * for a DEREF, copy_from_user_nofault() for a STR).
  * A uprobe handler runs in the task and could fault pages in, but a page
  * that is swapped out or backed by a slow file would then hold the traced
  * program inside the probe for the whole I/O, and a page never touched
@@ -89,6 +90,32 @@
 #define KTRACE_PROBE_MAX_ARGS	(1 + KTRACE_PROBE_MAX_WORDS)
 
 /*
+ * struct ktrace_uprobe_step - one or two ops of a fetch program as the
+ * handler runs them, decoded once when the probe is added
+ * (ktrace_probe_check()), so that a hit does no table look-up or size
+ * arithmetic per op, and goes round its loop once for the common pairs:
+ * an ADD then a DEREF (a field of a pointed-to struct) is one DEREF step
+ * with the ADD's offset, a REG then an EMIT one KTRACE_STEP_REG_EMIT.
+ * @op:        KTRACE_OP_* or KTRACE_STEP_REG_EMIT
+ * @size:      DEREF, EMIT, STR: the op's size; REG_EMIT: the EMIT's
+ * @words:     EMIT, STR, REG_EMIT: the value words it records
+ * @is_signed: DEREF: the load is sign-extended (KTRACE_OP_SIGNED)
+ * @regs_off:  REG, REG_EMIT: the register's offset in struct pt_regs
+ * @imm:       ADD: the offset; DEREF: the folded ADD's offset, or 0
+ */
+/* REG, then EMIT of the register: one step (the common register argument) */
+#define KTRACE_STEP_REG_EMIT	0x80
+
+struct ktrace_uprobe_step {
+	u8	op;
+	u8	size;
+	u8	words;
+	bool	is_signed;
+	u8	regs_off;
+	s32	imm;
+};
+
+/*
  * struct ktrace_uprobe - one probe
  * @consumer: what uprobes calls; its list node is uprobes' own
  * @uprobe:   the handle uprobe_register() gave (6.12 API)
@@ -101,6 +128,8 @@
  * @pids:     the wanted processes (tgids), none for every process
  * @mms:      their address spaces when the probe was added (mmgrab()), or NULL
  * @ops:      the fetch program, checked by ktrace_probe_check()
+ * @steps:    @ops decoded for the handler, by ktrace_probe_check()
+ * @nr_steps: how many
  *
  * Lifetime: allocated by KTRACE_IOC_PROBE_ADD, freed by
  * KTRACE_IOC_PROBE_DEL or by the release of @owner, in both cases after
@@ -128,9 +157,11 @@ struct ktrace_uprobe {
 	unsigned int		nr_pids;
 	unsigned int		nr_words;
 	unsigned int		nr_values;
+	unsigned int		nr_steps;
 	struct pid		*pids[KTRACE_PROBE_MAX_PIDS];
 	struct mm_struct	*mms[KTRACE_PROBE_MAX_PIDS];
 	struct ktrace_probe_op	ops[KTRACE_PROBE_MAX_OPS];
+	struct ktrace_uprobe_step steps[KTRACE_PROBE_MAX_OPS];
 };
 
 /* Probes by id; slot 0 is never used.  Under ktrace_uprobe_mutex. */
@@ -161,22 +192,45 @@ static unsigned int ktrace_op_words(const struct ktrace_probe_op *op)
 	return op->size == 8 ? 2 : 1;
 }
 
-/* The process filter: is @task one of @tu's processes or a descendant? */
+/* Is @task's process one of @tu's?  The pids are compared, not read. */
+static bool ktrace_uprobe_tgid_wanted(const struct ktrace_uprobe *tu,
+				      struct task_struct *task)
+{
+	struct pid *tgid = task_tgid(task);
+	unsigned int i;
+
+	for (i = 0; i < tu->nr_pids; i++)
+		if (tgid == tu->pids[i])
+			return true;
+	return false;
+}
+
+/*
+ * The process filter: is @task one of @tu's processes or a descendant?
+ * @task is current or the caller holds the RCU read lock, so @task itself
+ * needs no lock (its tgid is only compared): a hit in a wanted process,
+ * the common case, takes none; only the walk up the parents does.
+ */
 static bool ktrace_uprobe_task_wanted(const struct ktrace_uprobe *tu,
 				      struct task_struct *task)
 {
 	bool wanted = false;
-	unsigned int i;
 
 	if (!tu->nr_pids)
 		return true;
+	if (!task->pid)			/* the idle task: no process */
+		return false;
+	if (ktrace_uprobe_tgid_wanted(tu, task))
+		return true;
+	if (!(tu->flags & KTRACE_PROBE_CHILDREN))
+		return false;
 	rcu_read_lock();
+	task = rcu_dereference(task->real_parent);
 	while (task->pid) {		/* up to, not into, the idle task */
-		for (i = 0; i < tu->nr_pids; i++)
-			if (task_tgid(task) == tu->pids[i])
-				wanted = true;
-		if (wanted || !(tu->flags & KTRACE_PROBE_CHILDREN))
+		if (ktrace_uprobe_tgid_wanted(tu, task)) {
+			wanted = true;
 			break;
+		}
 		task = rcu_dereference(task->real_parent);
 	}
 	rcu_read_unlock();
@@ -219,33 +273,53 @@ static bool ktrace_uprobe_mm_wanted(const struct ktrace_uprobe *tu,
 
 /* The fast path: a hit. */
 
-/* DEREF: @size bytes at *@acc, without faulting pages in. */
+/*
+ * DEREF: @size bytes at *@acc, without faulting pages in.  One get_user()
+ * of the size, with page faults disabled as copy_from_user_nofault() does
+ * it, at a fraction of its cost (which is a call, access_ok(), a hardened
+ * usercopy check of the destination and a copy loop): get_user() checks
+ * the address against the user range itself, and a fault, with page faults
+ * disabled, never sleeps: the exception table makes it return -EFAULT.
+ * No might_fault() warning either: it returns at once when faults are
+ * disabled.
+ */
 static bool ktrace_uprobe_load(u64 *acc, unsigned int size, bool is_signed)
 {
-	const void __user *addr = (const void __user *)(unsigned long)*acc;
-	union {
-		u8 b;
-		u16 h;
-		u32 w;
-		u64 q;
-	} v;
+	unsigned long addr = (unsigned long)*acc;
+	u64 v = 0;
+	int err;
 
-	if (copy_from_user_nofault(&v, addr, size))
-		return false;
+	pagefault_disable();
 	switch (size) {
-	case 1:
-		*acc = is_signed ? (u64)(s8)v.b : v.b;
-		break;
-	case 2:
-		*acc = is_signed ? (u64)(s16)v.h : v.h;
-		break;
-	case 4:
-		*acc = is_signed ? (u64)(s32)v.w : v.w;
-		break;
-	default:
-		*acc = v.q;
+	case 1: {
+		u8 b;
+
+		err = get_user(b, (const u8 __user *)addr);
+		v = is_signed ? (u64)(s8)b : b;
 		break;
 	}
+	case 2: {
+		u16 h;
+
+		err = get_user(h, (const u16 __user *)addr);
+		v = is_signed ? (u64)(s16)h : h;
+		break;
+	}
+	case 4: {
+		u32 w;
+
+		err = get_user(w, (const u32 __user *)addr);
+		v = is_signed ? (u64)(s32)w : w;
+		break;
+	}
+	default:
+		err = get_user(v, (const u64 __user *)addr);
+		break;
+	}
+	pagefault_enable();
+	if (err)
+		return false;
+	*acc = v;
 	return true;
 }
 
@@ -282,6 +356,11 @@ static bool ktrace_uprobe_load_str(u32 *words, u64 uaddr, unsigned int size)
 static void ktrace_uprobe_emit(u32 *word, u64 acc, unsigned int size,
 			       bool is_signed)
 {
+	if (likely(size == 8)) {	/* a long or a pointer: tested first */
+		word[0] = lower_32_bits(acc);
+		word[1] = upper_32_bits(acc);
+		return;
+	}
 	switch (size) {
 	case 1:
 		word[0] = is_signed ? (u32)sign_extend32(acc, 7) : (u8)acc;
@@ -299,6 +378,14 @@ static void ktrace_uprobe_emit(u32 *word, u64 acc, unsigned int size,
 	}
 }
 
+/* Value @value is missing: its @nr_words words at @args[@word] are zero. */
+static void ktrace_uprobe_set_missing(u32 *args, unsigned int word,
+				      unsigned int nr_words, unsigned int value)
+{
+	memset(&args[word], 0, nr_words * sizeof(u32));
+	args[0] |= BIT(value);
+}
+
 /*
  * Run @tu's program on @regs and write its event.  After a load faults,
  * the ops up to the next EMIT or STR are skipped and that value is
@@ -308,8 +395,7 @@ static void ktrace_uprobe_record(const struct ktrace_uprobe *tu,
 				 struct pt_regs *regs)
 {
 	u32 args[KTRACE_PROBE_MAX_ARGS];
-	u32 *word = &args[1];
-	unsigned int i, value = 0, nr_missing = 0;
+	unsigned int i, value = 0, word = 1;	/* args[word]: the next value */
 	bool missing = false, is_signed = false;
 	u64 acc = 0;
 
@@ -324,12 +410,13 @@ static void ktrace_uprobe_record(const struct ktrace_uprobe *tu,
 		return;
 	}
 	args[0] = 0;
-	for (i = 0; i < tu->nr_ops; i++) {
-		const struct ktrace_probe_op *op = &tu->ops[i];
+	for (i = 0; i < tu->nr_steps; i++) {
+		const struct ktrace_uprobe_step *step = &tu->steps[i];
 
-		switch (op->op) {
+		switch (step->op) {
 		case KTRACE_OP_REG:
-			acc = regs_get_register(regs, ktrace_dwarf_regs[op->reg]);
+			/* an offset from ktrace_dwarf_regs[], checked when added */
+			acc = *(unsigned long *)((char *)regs + step->regs_off);
 			is_signed = false;
 			break;
 		case KTRACE_OP_CFA:
@@ -337,34 +424,40 @@ static void ktrace_uprobe_record(const struct ktrace_uprobe *tu,
 			is_signed = false;
 			break;
 		case KTRACE_OP_ADD:
-			acc += (s64)op->imm;
+			acc += (s64)step->imm;
 			is_signed = false;
 			break;
 		case KTRACE_OP_DEREF:
-			is_signed = op->flags & KTRACE_OP_SIGNED;
+			acc += (s64)step->imm;		/* a folded ADD, or 0 */
+			is_signed = step->is_signed;
 			if (!missing)
-				missing = !ktrace_uprobe_load(&acc, op->size, is_signed);
+				missing = !ktrace_uprobe_load(&acc, step->size, is_signed);
 			break;
+		case KTRACE_STEP_REG_EMIT:
+			acc = *(unsigned long *)((char *)regs + step->regs_off);
+			is_signed = false;
+			fallthrough;
 		case KTRACE_OP_EMIT:
+			if (likely(!missing))
+				ktrace_uprobe_emit(&args[word], acc, step->size, is_signed);
+			else
+				ktrace_uprobe_set_missing(args, word, step->words, value);
+			word += step->words;
+			value++;
+			missing = false;
+			break;
 		case KTRACE_OP_STR:
-			if (op->op == KTRACE_OP_STR)
-				missing = missing || !ktrace_uprobe_load_str(word, acc, op->size);
-			else if (!missing)
-				ktrace_uprobe_emit(word, acc, op->size, is_signed);
-			if (missing) {
-				memset(word, 0, ktrace_op_words(op) * sizeof(u32));
-				args[0] |= BIT(value);
-				nr_missing++;
-			}
-			word += ktrace_op_words(op);
+			if (missing || !ktrace_uprobe_load_str(&args[word], acc, step->size))
+				ktrace_uprobe_set_missing(args, word, step->words, value);
+			word += step->words;
 			value++;
 			missing = false;
 			break;
 		}
 	}
-	if (nr_missing)
-		atomic64_add(nr_missing, &ktrace_uprobe_missing);
-	ktrace_write_probe(tu->event, args, 1 + tu->nr_words);
+	if (unlikely(args[0]))
+		atomic64_add(hweight32(args[0]), &ktrace_uprobe_missing);
+	ktrace_write_probe(tu->event, args, word);
 }
 
 static int ktrace_uprobe_handler(struct uprobe_consumer *uc,
@@ -570,6 +663,55 @@ static int ktrace_probe_check(struct ktrace_uprobe *tu)
 }
 
 /*
+ * Decode @tu's checked program into @tu->steps, folding an ADD into the
+ * DEREF right after it and a REG into the EMIT right after it.  Both folds
+ * do what the two ops did: the ADD still moves the accumulator when the
+ * DEREF is skipped, and the REG_EMIT still records a value missing after a
+ * faulted load earlier in the same value.
+ */
+static void ktrace_probe_decode(struct ktrace_uprobe *tu)
+{
+	struct ktrace_uprobe_step *prev = NULL, *step;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < tu->nr_ops; i++) {
+		const struct ktrace_probe_op *op = &tu->ops[i];
+
+		if (op->op == KTRACE_OP_DEREF && prev && prev->op == KTRACE_OP_ADD) {
+			step = prev;		/* the ADD's offset stays in @imm */
+		} else if (op->op == KTRACE_OP_EMIT && prev &&
+			   prev->op == KTRACE_OP_REG) {
+			step = prev;		/* @regs_off stays */
+			step->op = KTRACE_STEP_REG_EMIT;
+		} else {
+			step = &tu->steps[n++];
+			*step = (struct ktrace_uprobe_step) {
+				.op = op->op,
+				.imm = op->op == KTRACE_OP_ADD ? op->imm : 0,
+			};
+		}
+		switch (op->op) {
+		case KTRACE_OP_REG:
+			step->regs_off = ktrace_dwarf_regs[op->reg];
+			break;
+		case KTRACE_OP_DEREF:
+			step->op = KTRACE_OP_DEREF;
+			step->size = op->size;
+			step->is_signed = op->flags & KTRACE_OP_SIGNED;
+			break;
+		case KTRACE_OP_EMIT:
+		case KTRACE_OP_STR:
+			step->size = op->size;
+			step->words = ktrace_op_words(op);
+			break;
+		}
+		/* a folded step takes no third op */
+		prev = step == prev ? NULL : step;
+	}
+	tu->nr_steps = n;
+}
+
+/*
  * @pid's address space, held by mmgrab() (not mmget(): not kept alive),
  * from any of its threads: a leader that called pthread_exit() has none.
  */
@@ -674,6 +816,7 @@ long ktrace_probe_add(const void *owner, void __user *uarg)
 	ret = ktrace_probe_check(tu);
 	if (ret)
 		goto out_free;
+	ktrace_probe_decode(tu);
 	ret = ktrace_probe_get_pids(tu, u64_to_user_ptr(arg.pids));
 	if (ret)
 		goto out_free;

@@ -11,6 +11,10 @@
  *    words, mask bit), KTRACE_IOC_INFO's probe_missing grows by exactly
  *    that many, the values after them are still right, the task is
  *    unharmed; touched, the page reads;
+ *  - the fetch shapes: 1- and 2-byte loads, signed or not, against C's
+ *    casts of the same bytes; an ADD before a DEREF that a fault skips
+ *    still moves the accumulator; a REG then an EMIT after a faulted load
+ *    of the same value records it missing;
  *  - the process filter: a probe for one pid records that process (and
  *    after its exec), not a fork's child unless KTRACE_PROBE_CHILDREN, not
  *    another process, and the other process has no breakpoint: its own
@@ -488,6 +492,93 @@ static void test_faults(int fd)
 	munmap(guard, 4096);
 }
 
+/*
+ * The shapes the handler runs as one step or through one sized load,
+ * against what C makes of the same bytes: 1- and 2-byte loads, signed and
+ * not, recorded in 1, 2 and 8-byte values (C's casts are the model); an
+ * ADD before a DEREF still moves the accumulator when a fault earlier in
+ * the value skips that DEREF (the next EMIT, with no REG between, records
+ * the address plus the offset); a REG then an EMIT after a faulted load of
+ * the same value records it missing.
+ */
+static void test_fetch_shapes(int fd)
+{
+	static const struct ktrace_probe_op ops[] = {
+		OP(REG, 0, 0, 5, 0), OP(ADD, 0, 0, 0, 1),		/* 0: (s8)bytes[1] */
+		OP(DEREF, 1, KTRACE_OP_SIGNED, 0, 0), OP(EMIT, 8, 0, 0, 0),
+		OP(REG, 0, 0, 5, 0), OP(ADD, 0, 0, 0, 2),		/* 1: u16 at bytes + 2 */
+		OP(DEREF, 2, 0, 0, 0), OP(EMIT, 2, 0, 0, 0),
+		OP(REG, 0, 0, 5, 0), OP(ADD, 0, 0, 0, 2),		/* 2: the same, signed */
+		OP(DEREF, 2, KTRACE_OP_SIGNED, 0, 0), OP(EMIT, 2, 0, 0, 0),
+		OP(REG, 0, 0, 5, 0),					/* 3: (s8)bytes[0] */
+		OP(DEREF, 1, KTRACE_OP_SIGNED, 0, 0), OP(EMIT, 1, 0, 0, 0),
+		OP(REG, 0, 0, 4, 0), OP(DEREF, 8, 0, 0, 0),		/* 4: (*rsi)->b */
+		OP(ADD, 0, 0, 0, 8), OP(DEREF, 8, 0, 0, 0), OP(EMIT, 8, 0, 0, 0),
+		OP(EMIT, 8, 0, 0, 0),					/* 5: the accumulator */
+		OP(REG, 0, 0, 4, 0), OP(DEREF, 8, 0, 0, 0),		/* 6: rdi, after *rsi */
+		OP(REG, 0, 0, 5, 0), OP(EMIT, 8, 0, 0, 0),
+	};
+	static const uint8_t bytes[4] = { 0x80, 0xfb, 0xdc, 0xfe };
+	static const uint64_t pair[2] = { 7, 0x0123456789abcdefULL };
+	static const uint64_t *const holder = pair;
+	static struct hit hits[4];
+	uint64_t before, after, acc;
+	uint16_t u16v;
+	char *guard;
+	uint32_t id;
+	unsigned int n;
+
+	new_phase();
+	guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED)
+		bail("mmap");
+	ok(!probe_add(fd, 0, ops, sizeof(ops) / sizeof(ops[0]), NULL, 0, &id),
+	   "a probe of 1- and 2-byte loads, a folded ADD and a REG after a load");
+	before = probe_missing(fd);
+	kt_probed((long)bytes, (long)guard, nodes);
+	kt_probed((long)bytes, (long)&holder, nodes);
+	after = probe_missing(fd);
+	n = hits_of(id, getpid(), hits, 4);
+	ok(n == 2, "2 hits (%u)", n);
+	memcpy(&u16v, &bytes[2], sizeof(u16v));
+	for (unsigned int i = 0; i < 2 && i < n; i++) {
+		const uint32_t *w = &hits[i].w[1];
+		uint64_t s8 = (uint64_t)(int64_t)(int8_t)bytes[1];
+
+		ok(w[0] == (uint32_t)s8 && w[1] == (uint32_t)(s8 >> 32),
+		   "hit %u: a signed byte, recorded in 8 bytes: %#llx (%#x %#x)", i,
+		   (unsigned long long)s8, w[0], w[1]);
+		ok(w[2] == u16v, "hit %u: 2 bytes, unsigned: %#x (%#x)", i, u16v, w[2]);
+		ok(w[3] == (uint32_t)(int32_t)(int16_t)u16v,
+		   "hit %u: 2 bytes, signed: %#x (%#x)", i, (uint32_t)(int32_t)(int16_t)u16v, w[3]);
+		ok(w[4] == (uint32_t)(int32_t)(int8_t)bytes[0],
+		   "hit %u: a signed byte in 1 byte: %#x (%#x)", i,
+		   (uint32_t)(int32_t)(int8_t)bytes[0], w[4]);
+	}
+	if (n == 2) {
+		const uint32_t *w = &hits[0].w[1];
+
+		acc = (uint64_t)(uintptr_t)guard + 8;
+		ok(hits[0].w[0] == 0x50 && !w[5] && !w[6] && !w[9] && !w[10],
+		   "guard page: values 4 and 6 missing, zero (mask %#x)", hits[0].w[0]);
+		ok(w[7] == (uint32_t)acc && w[8] == (uint32_t)(acc >> 32),
+		   "... and value 5 is the address + 8: the ADD ran, its DEREF skipped (%#llx)",
+		   (unsigned long long)w[8] << 32 | w[7]);
+		w = &hits[1].w[1];
+		ok(hits[1].w[0] == 0 && w[5] == (uint32_t)pair[1] && w[6] == (uint32_t)(pair[1] >> 32) &&
+		   w[7] == w[5] && w[8] == w[6],
+		   "present: values 4 and 5 are (*rsi)[1] (mask %#x, %#llx)", hits[1].w[0],
+		   (unsigned long long)w[6] << 32 | w[5]);
+		acc = (uint64_t)(uintptr_t)bytes;
+		ok(w[9] == (uint32_t)acc && w[10] == (uint32_t)(acc >> 32),
+		   "... and value 6 is rdi (%#llx)", (unsigned long long)w[10] << 32 | w[9]);
+	}
+	ok(after - before == 2, "probe_missing counts the 2 missing values (%llu)",
+	   (unsigned long long)(after - before));
+	ok(!probe_del(fd, id), "deleted");
+	munmap(guard, 4096);
+}
+
 static void test_filter(int fd)
 {
 	static struct hit hits[20];
@@ -961,6 +1052,7 @@ int main(int argc, char **argv)
 	test_abi(fd);
 	test_values(fd);
 	test_faults(fd);
+	test_fetch_shapes(fd);
 	test_filter(fd);
 	test_filter_mm(fd);
 	test_m32(fd);
