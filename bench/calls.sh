@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 C
 cc -O2 -g -finstrument-functions -o "$W/deep" "$W/deep.c" || exit 1
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "nan" }'; }
+. "$ROOT/bench/lib.sh"	# median
 secs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo "$(( (t1 - t0) / 1000 ))"; }
 
 for depth in 500 20000; do

@@ -29,7 +29,7 @@ rm -rf "$W" && mkdir -p "$W"
 RATE=$((MBS * 1000000 / 24 / 2))	# records a second a CPU
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$ROOT/bench/lib.sh"	# median
 
 # senders MODE DIR: run them all at once; their CPU seconds to $W/cpu
 senders() {

@@ -34,7 +34,7 @@ for r in $(seq "$RUNS"); do
 		echo "$u $s $m" >>"$W/$n.runs"
 	done
 done
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$ROOT/bench/lib.sh"	# median
 for n in $SIZES; do
 	f=$W/$n.runs
 	echo "bench/dtrace-latency: $n pairs: cpu $(awk '{ printf "%.2f ", $1 + $2 }' "$f")s;" \

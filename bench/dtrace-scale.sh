@@ -53,7 +53,7 @@ for r in $(seq "$RUNS"); do
 		echo "$((t1 - t0)) $u $s $m" >>"$W/$pct.runs"
 	done
 done
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$ROOT/bench/lib.sh"	# median
 for pct in $sizes; do
 	f=$W/$pct.runs
 	echo "bench/dtrace-scale: ${n[$pct]} events: wall $(awk '{ printf "%.2f ", $1 / 1e9 }' "$f")s;" \

@@ -37,22 +37,8 @@ echo "#include <lttng/tracepoint.h>" | gcc -E -x c - >/dev/null 2>&1 || { echo "
 make -s build/tools/dtrace build/tests/ktgen || exit 1
 rm -rf "$W" && mkdir -p "$W"
 
-# run NAME CMD...: one run to /dev/null; its wall time (ns), CPU time
-# (user + sys, s) and peak RSS (KiB) are added to $W/NAME.runs
-run() {
-	local name=$1 t0 t1 u s r
-	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -f '%U %S %M' -o "$W/time" "$@" >/dev/null ||
-		{ echo "bench/dtrace: $name failed"; exit 1; }
-	t1=$(date +%s%N)
-	read -r u s r < <(tail -n 1 "$W/time")
-	echo "$((t1 - t0)) $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') $r" \
-		>>"$W/$name.runs"
-}
-# median COLUMN FILE
-median() { awk -v c="$1" '{ print $c }' "$2" | sort -g |
-	   awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$ROOT/bench/lib.sh"
+BENCH=dtrace
 peak() { awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$1"; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
@@ -116,37 +102,37 @@ bt_nr=$(babeltrace2 "$W/lttng-trace" | wc -l)
 
 # --- the rounds ----------------------------------------------------------------
 for r in $(seq "$RUNS"); do
-	run dtrace build/tools/dtrace "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
-	run dtrace-j1 build/tools/dtrace -j 1 "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
-	run offcpu build/tools/dtrace --folded-offcpu "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
-	run babeltrace2 babeltrace2 "$W/lttng-trace"
+	run_timed dtrace build/tools/dtrace "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
+	run_timed dtrace-j1 build/tools/dtrace -j 1 "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
+	run_timed offcpu build/tools/dtrace --folded-offcpu "$W"/trace.cpu0 "$W"/trace.cpu1 "$W"/trace.cpu2 "$W"/trace.cpu3
+	run_timed babeltrace2 babeltrace2 "$W/lttng-trace"
 done
 for t in dtrace dtrace-j1 offcpu babeltrace2; do
 	echo "bench/dtrace: $t: wall $(awk '{ printf "%.3f ", $1 / 1e9 }' "$W/$t.runs")s;" \
 	     "cpu $(awk '{ printf "%s ", $2 }' "$W/$t.runs")s" >&2
 done
-dt_time=$(median 1 "$W/dtrace.runs")
-bt_time=$(median 1 "$W/babeltrace2.runs")
+dt_time=$(median_col 1 "$W/dtrace.runs")
+bt_time=$(median_col 1 "$W/babeltrace2.runs")
 echo "BENCH dtrace_events $nr events"
 echo "BENCH dtrace_time $(awk -v t="$dt_time" 'BEGIN { printf "%.3f", t / 1e9 }') s"
 echo "BENCH dtrace_rate $(rate "$nr" "$(awk -v t="$dt_time" 'BEGIN { print t / 1e9 }')") events/s"
-echo "BENCH dtrace_cpu_rate $(rate "$nr" "$(median 2 "$W/dtrace-j1.runs")") events/cpu-s"
+echo "BENCH dtrace_cpu_rate $(rate "$nr" "$(median_col 2 "$W/dtrace-j1.runs")") events/cpu-s"
 echo "BENCH dtrace_peak_rss $(mib "$(peak "$W/dtrace.runs")") MiB"
 paste "$W/dtrace-j1.runs" "$W/offcpu.runs" | awk '{ print $4 / $1 }' >"$W/offcpu-ratios"
-echo "BENCH dtrace_offcpu_time $(awk -v t="$(median 1 "$W/offcpu.runs")" 'BEGIN { printf "%.3f", t / 1e9 }') s"
+echo "BENCH dtrace_offcpu_time $(awk -v t="$(median_col 1 "$W/offcpu.runs")" 'BEGIN { printf "%.3f", t / 1e9 }') s"
 echo "BENCH dtrace_offcpu_peak_rss $(mib "$(peak "$W/offcpu.runs")") MiB"
-echo "BENCH dtrace_offcpu_vs_listing_j1 $(median 1 "$W/offcpu-ratios" | xargs printf '%.2f') x" \
+echo "BENCH dtrace_offcpu_vs_listing_j1 $(median_col 1 "$W/offcpu-ratios" | xargs printf '%.2f') x" \
      "(dtrace --folded-offcpu against dtrace -j 1, round by round)"
 echo "BENCH babeltrace2_events $bt_nr events"
 echo "BENCH babeltrace2_time $(awk -v t="$bt_time" 'BEGIN { printf "%.3f", t / 1e9 }') s"
 echo "BENCH babeltrace2_rate $(rate "$bt_nr" "$(awk -v t="$bt_time" 'BEGIN { print t / 1e9 }')") events/s"
-echo "BENCH babeltrace2_cpu_rate $(rate "$bt_nr" "$(median 2 "$W/babeltrace2.runs")") events/cpu-s"
+echo "BENCH babeltrace2_cpu_rate $(rate "$bt_nr" "$(median_col 2 "$W/babeltrace2.runs")") events/cpu-s"
 echo "BENCH babeltrace2_peak_rss $(mib "$(peak "$W/babeltrace2.runs")") MiB"
 # events per second of each, round by round
 paste "$W/dtrace.runs" "$W/dtrace-j1.runs" "$W/babeltrace2.runs" |
 	awk -v n="$nr" -v b="$bt_nr" '{ print (n / $1) / (b / $7), (n / $5) / (b / $8) }' >"$W/ratios"
-echo "BENCH dtrace_vs_babeltrace2 $(median 1 "$W/ratios" | xargs printf '%.1f') x" \
+echo "BENCH dtrace_vs_babeltrace2 $(median_col 1 "$W/ratios" | xargs printf '%.1f') x" \
      "(rounds: $(awk '{ printf "%.1f ", $1 }' "$W/ratios"| sed 's/ $//'))"
-echo "BENCH dtrace_vs_babeltrace2_cpu $(median 2 "$W/ratios" | xargs printf '%.1f') x"
+echo "BENCH dtrace_vs_babeltrace2_cpu $(median_col 2 "$W/ratios" | xargs printf '%.1f') x"
 [ "${KEEP:-}" ] || rm -rf "$W/lttng-trace" "$W"/trace.cpu*
 [ "$bt_nr" -ge "$LTTNG_EVENTS" ] || echo "bench/dtrace: warning: LTTng kept $bt_nr of $LTTNG_EVENTS events"

@@ -28,35 +28,23 @@ command -v /usr/bin/time >/dev/null || { echo "bench/parquet: apt-get install ti
 make -s build/tools/dtrace build/tests/ktgen user-test-progs || exit 1
 rm -rf "$W" && mkdir -p "$W"
 
-# run NAME CMD...: wall time (ns), CPU time (s) and peak RSS (KiB) to $W/NAME.runs
-run() {
-	local name=$1 t0 t1 u s r
-	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -f '%U %S %M' -o "$W/time" "$@" >/dev/null ||
-		{ echo "bench/parquet: $name failed"; exit 1; }
-	t1=$(date +%s%N)
-	read -r u s r < <(tail -n 1 "$W/time")
-	echo "$((t1 - t0)) $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') $r" \
-		>>"$W/$name.runs"
-}
-median() { awk -v c="$1" '{ print $c }' "$2" | sort -g |
-	   awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$ROOT/bench/lib.sh"
+BENCH=parquet
 
 build/tests/ktgen -s 42 -c 4 -n "$EVENTS" -l 20 "$W/trace" >/dev/null || exit 1
 cat "$W"/trace.cpu* >/dev/null
 nr=$(build/tools/dtrace -j 1 "$W"/trace.cpu* | wc -l)
 for r in $(seq "$RUNS"); do
-	run text-j1 build/tools/dtrace -j 1 "$W"/trace.cpu*
-	run parquet build/tools/dtrace --format=parquet -o "$W/t$r.parquet" "$W"/trace.cpu*
+	run_timed text-j1 build/tools/dtrace -j 1 "$W"/trace.cpu*
+	run_timed parquet build/tools/dtrace --format=parquet -o "$W/t$r.parquet" "$W"/trace.cpu*
 	[ "$r" = 1 ] || rm -f "$W/t$r.parquet"
 done
 paste "$W/text-j1.runs" "$W/parquet.runs" | awk '{ print $4 / $1 }' >"$W/ratios"
-pq_time=$(median 1 "$W/parquet.runs")
+pq_time=$(median_col 1 "$W/parquet.runs")
 size=$(stat -c %s "$W/t1.parquet")
 echo "BENCH parquet_events $nr rows"
 echo "BENCH parquet_rate $(awk -v n="$nr" -v t="$pq_time" 'BEGIN { printf "%.0f", n / (t / 1e9) }') events/s"
-echo "BENCH parquet_vs_text_j1 $(median 1 "$W/ratios" | xargs printf '%.2f') x" \
+echo "BENCH parquet_vs_text_j1 $(median_col 1 "$W/ratios" | xargs printf '%.2f') x" \
      "(time of --format=parquet over the listing's on one thread, round by round:" \
      "$(awk '{ printf "%.2f ", $1 }' "$W/ratios" | sed 's/ $//'))"
 echo "BENCH parquet_peak_rss $(awk '$3 > m { m = $3 } END { printf "%.1f", m / 1024 }' "$W/parquet.runs") MiB"

@@ -18,7 +18,7 @@ command -v perf >/dev/null || { echo "bench/probes.sh: no perf to compare with" 
 progs=$(DEBSRC_PLAIN=1 tests/debsrc/build.sh bzip2 lzip) || exit 1
 rm -rf "$W" && mkdir -p "$W"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "nan" }'; }
+. "$ROOT/bench/lib.sh"	# median
 usecs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || echo "failed: $*" >&2; t1=$(date +%s%N); echo "$(( (t1 - t0) / 1000 ))"; }
 
 bench() {	# NAME BINARY FUNCTION PERF-FUNCTION FIELD

@@ -46,7 +46,7 @@ trap cleanup EXIT
 
 make -s O="$O" user-test-progs >/dev/null || { echo "bench/user: build failed" >&2; exit 1; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "nan" }'; }
+. bench/lib.sh	# median
 now_ns() { date +%s%N; }
 
 # run NAME COMMAND...: one run; its ns per call (from the loop) and

@@ -45,7 +45,7 @@ run() {
 	read -r u s < <(tail -n 1 "$W/time")
 	awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f\n", u + s }' >>"$W/$name.cpu"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$ROOT/bench/lib.sh"	# median
 # pairs A B EXPR: per round, awk EXPR of a (A's CPU s) and b (B's); the median
 pairs() { paste "$W/$1.cpu" "$W/$2.cpu" | awk "{ a = \$1; b = \$2; print $3 }" | median; }
 size() { stat -c %s "$1"; }

@@ -92,7 +92,7 @@
 /*
  * struct ktrace_uprobe_step - one or two ops of a fetch program as the
  * handler runs them, decoded once when the probe is added
- * (ktrace_probe_check()), so that a hit does no table look-up or size
+ * (ktrace_probe_decode()), so that a hit does no table look-up or size
  * arithmetic per op, and goes round its loop once for the common pairs:
  * an ADD then a DEREF (a field of a pointed-to struct) is one DEREF step
  * with the ADD's offset, a REG then an EMIT one KTRACE_STEP_REG_EMIT.
@@ -128,7 +128,7 @@ struct ktrace_uprobe_step {
  * @pids:     the wanted processes (tgids), none for every process
  * @mms:      their address spaces when the probe was added (mmgrab()), or NULL
  * @ops:      the fetch program, checked by ktrace_probe_check()
- * @steps:    @ops decoded for the handler, by ktrace_probe_check()
+ * @steps:    @ops decoded for the handler, by ktrace_probe_decode()
  * @nr_steps: how many
  *
  * Lifetime: allocated by KTRACE_IOC_PROBE_ADD, freed by

@@ -29,11 +29,7 @@ ok $? "two network namespaces with a veth pair" "$(cat "$T/err")"
 # the collector in B: B's sender over loopback, A's over the veth
 ip netns exec "$NB" "$KTRACE" --listen 10.77.0.2:0 -o "$T/coll" 2>"$T/coll.err" &
 CPID=$!
-for _ in $(seq 100); do
-	CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
-	[ -n "$CPORT" ] && break
-	sleep 0.05
-done
+collector_wait
 check "the collector listens in B" '[ -n "$CPORT" ]'
 : >"$T/A.marks"; : >"$T/B.marks"
 # a sender in namespace $1 as machine $2, the marks of $T/$2.marks as its events

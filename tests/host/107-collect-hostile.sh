@@ -106,11 +106,7 @@ collector_stop
 : >"$T/coll.err"
 (ulimit -n 40; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll2" 2>>"$T/coll.err") &
 CPID=$!
-for _ in $(seq 100); do
-	CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
-	[ -n "$CPORT" ] && break
-	sleep 0.05
-done
+collector_wait
 python3 -c '
 import socket, sys, time
 conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(60)]
@@ -133,11 +129,7 @@ if mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null; then
 	: >"$T/coll.err"
 	"$KTRACE" --listen 127.0.0.1:0 -o "$T/small/coll" 2>>"$T/coll.err" &
 	CPID=$!
-	for _ in $(seq 100); do
-		CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
-		[ -n "$CPORT" ] && break
-		sleep 0.05
-	done
+	collector_wait
 	KTFAKE_RATE=20000 sender full --send "127.0.0.1:$CPORT" -e sched -d 2
 	pfull=$SPID
 	for _ in $(seq 100); do

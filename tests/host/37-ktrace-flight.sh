@@ -12,21 +12,7 @@
 # snap FILE: "MARKER FIRST LAST COUNT" of one snapshot file: the lost
 # marker's count, the first and last record numbers, how many; "bad WHY"
 # if the records are not a marker and then numbers without a gap
-snap() {
-	python3 - "$1" <<'PY'
-import struct, sys
-data = open(sys.argv[1], 'rb').read()[512:]
-recs = [struct.unpack_from('<QIIII', data, i) for i in range(0, len(data), 24)]
-META_LOST = 1 << 24
-if not recs or recs[0][1] != META_LOST:
-    print('bad no lost marker first'); sys.exit()
-marker = recs[0][3] | recs[0][4] << 32
-nums = [r[3] for r in recs[1:]]
-if any(r[1] == META_LOST for r in recs[1:]) or nums != list(range(nums[0], nums[0] + len(nums))):
-    print('bad numbers with a gap'); sys.exit()
-print(marker, nums[0], nums[-1], len(nums))
-PY
-}
+snap() { python3 "$ROOT/tests/host/flight-snap.py" "$1"; }
 
 fails() {
 	local want=$1 what=$2

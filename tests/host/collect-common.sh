@@ -3,6 +3,8 @@
 # fake /dev/ktrace, $T, the TAP helpers), plus
 #   collector_start [PORT]   ktrace --listen on 127.0.0.1 into $T/coll;
 #                            $CPORT its port, $CPID its pid
+#   collector_wait           $CPORT from the port a collector started by
+#                            hand (stderr into $T/coll.err) says it has
 #   collector_stop           SIGTERM, waited for
 #   sender NAME ARGS...      ktrace --send on a fake device of its own
 #                            (NAME.dev, .state; the fake's counts in
@@ -16,16 +18,20 @@ COUNT="$ROOT/tests/host/collect-count.py"
 # a sender killed on purpose leaves its default spool (TMPDIR/ktrace-spool.*)
 export TMPDIR=$T
 
-collector_start() {
-	: >"$T/coll.err"
-	"$KTRACE" --listen "127.0.0.1:${1:-0}" -o "$T/coll" 2>>"$T/coll.err" &
-	CPID=$!
+collector_wait() {
 	for _ in $(seq 100); do
 		CPORT=$(sed -n 's/.*listening on .* port \([0-9]*\),.*/\1/p' "$T/coll.err")
 		[ -n "$CPORT" ] && return 0
 		sleep 0.05
 	done
 	return 1
+}
+
+collector_start() {
+	: >"$T/coll.err"
+	"$KTRACE" --listen "127.0.0.1:${1:-0}" -o "$T/coll" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
 }
 
 collector_stop() {
