@@ -316,12 +316,23 @@ static int on_hello(struct collector *col, struct conn *c)
 
 	if (c->h.len < sizeof(hello))
 		return -EPROTO;
+	if (c->m) {
+		/* its machine would keep pointing at this connection once it closed */
+		pr_warn("%s: a second HELLO on one connection (already %s): closed", c->peer,
+			c->m->name);
+		return -EPROTO;
+	}
 	memcpy(&hello, c->payload, sizeof(hello));
 	nr = le32toh(hello.nr_streams);
 	if (!memchr(hello.name, '\0', sizeof(hello.name)) || !ktnet_name_ok(hello.name)) {
 		/* the name becomes a directory: only [A-Za-z0-9._-], no "." first */
 		pr_warn("%s: a HELLO with a bad machine name (not 1-63 of A-Z a-z 0-9 . _ -, "
 			"not . first): closed", c->peer);
+		return -EPROTO;
+	}
+	if (!hello.session) {
+		/* 0 is what dir_session() says of a directory without a recording */
+		pr_warn("%s: %s: a HELLO of session 0: closed", c->peer, hello.name);
 		return -EPROTO;
 	}
 	if (!nr || nr > KTNET_STREAMS_MAX || c->h.len != sizeof(hello) + 4 * nr) {
@@ -737,8 +748,19 @@ int collect(const struct ktrace_opts *o)
 
 	if (!ktnet_parse_addr(o->listen, &addr, true))
 		kt_usage_error("--listen %s: not [ADDR:]PORT", o->listen);
-	if (mkdir(col.dir, 0755) < 0 && errno != EEXIST)
-		die("-o %s: %s", col.dir, strerror(errno));
+	{
+		/* ours and nobody else's: every machine's directory is made in it */
+		int dfd, err = kt_mkdir_private(col.dir);
+
+		if (err < 0)
+			die("-o %s: %s", col.dir, strerror(-err));
+		dfd = kt_open_checked_dir(col.dir);
+		if (dfd < 0)
+			die("-o %s: %s", col.dir, errno == EPERM ?
+			    "another user's, or others may write in it: not for a collector" :
+			    strerror(errno));
+		close(dfd);
+	}
 	lfd = ktnet_listen(&addr, o->listen);
 	/* two descriptors a stream of every machine, one a connection */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {

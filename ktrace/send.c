@@ -33,6 +33,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "files.h"
 #include "ktfile.h"
 #include "ktnet.h"
 #include "ktrace.h"
@@ -86,6 +88,7 @@ struct spool_frame {
 };
 
 struct spool_segment {
+	unsigned int nr;		/* its file: spool.NR */
 	int fd;
 	off_t size;
 	unsigned int live;		/* frames not yet acknowledged */
@@ -144,7 +147,7 @@ static void segment_new(struct sender *s)
 	if (fd < 0)
 		die("--spool %s: %s: %s", s->dir, path, strerror(errno));
 	s->segs = xrealloc(s->segs, (s->nr_segs + 1) * sizeof(*s->segs));
-	s->segs[s->nr_segs] = (struct spool_segment){ .fd = fd };
+	s->segs[s->nr_segs] = (struct spool_segment){ .nr = s->nr_segs, .fd = fd };
 	s->cur_seg = s->nr_segs++;
 }
 
@@ -152,7 +155,7 @@ static void segment_free(struct sender *s, unsigned int i)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/spool.%u", s->dir, i);
+	snprintf(path, sizeof(path), "%s/spool.%u", s->dir, s->segs[i].nr);
 	close(s->segs[i].fd);
 	unlink(path);
 	s->spool_bytes -= s->segs[i].size;
@@ -469,7 +472,7 @@ static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 	int ret = 0;
 
 	if (pread(s->segs[f->seg].fd, buf, f->len, f->off) != (ssize_t)f->len)
-		die("--spool %s: reading spool.%u: %s", s->dir, f->seg,
+		die("--spool %s: reading spool.%u: %s", s->dir, s->segs[f->seg].nr,
 		    strerror(errno ? errno : EIO));
 	ret = ktnet_write_all(fd, buf, f->len);
 	free(buf);
@@ -718,10 +721,15 @@ static void spool_set_aside(const char *dir)
 		closedir(d);
 		return;
 	}
-	snprintf(name, sizeof(name), "unsent.%lu", next);
-	aside = in_dir(dir, name);
-	if (mkdir(aside, 0700) < 0)
-		die("--spool %s: %s: %s", dir, aside, strerror(errno));
+	for (;;) {	/* a name of the highest N + 1 taken (wrapped) goes on */
+		snprintf(name, sizeof(name), "unsent.%lu", next++);
+		aside = in_dir(dir, name);
+		if (mkdir(aside, 0700) == 0)
+			break;
+		if (errno != EEXIST || next > 1000000)
+			die("--spool %s: %s: %s", dir, aside, strerror(errno));
+		free(aside);
+	}
 	rewinddir(d);
 	while ((e = readdir(d))) {
 		char *from, *to;
@@ -776,7 +784,7 @@ static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 			if (pwrite(fd, wire, sizeof(wire), off) != sizeof(wire))
 				break;
 			pr_info("--spool %s: spool.%u: frame %llu of cpu %u cut short: its %llu "
-				"records are counted lost", s->dir, n, (unsigned long long)h.seq,
+				"records are counted lost", s->dir, s->segs[n].nr, (unsigned long long)h.seq,
 				h.stream, (unsigned long long)h.lost);
 		}
 		f = xcalloc(1, sizeof(*f));
@@ -794,17 +802,25 @@ static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 	if (off < size) {
 		if (off + KTNET_HDR_SIZE <= size)
 			pr_warn("--spool %s: spool.%u: no frame at byte %lld: the rest left out",
-				s->dir, n, (long long)off);
+				s->dir, s->segs[n].nr, (long long)off);
 		if (ftruncate(fd, off) < 0)
-			pr_warn("--spool %s: spool.%u: %s", s->dir, n, strerror(errno));
+			pr_warn("--spool %s: spool.%u: %s", s->dir, s->segs[n].nr, strerror(errno));
 	}
 	s->segs[n].size = off;
 	s->spool_bytes += off;
 }
 
+/*
+ * A segment file's name as the sender writes it: spool.N, N in decimal
+ * without leading zeros, an unsigned int (so two names never mean one N).
+ */
 static int spool_segment_nr(const struct dirent *e)
 {
-	return !strncmp(e->d_name, "spool.", 6) && is_spool_file(e->d_name);
+	const char *digits = e->d_name + 6;
+	size_t len = strlen(digits);
+
+	return !strncmp(e->d_name, "spool.", 6) && is_spool_file(e->d_name) && len &&
+	       len <= 10 && (digits[0] != '0' || len == 1) && strtoull(digits, NULL, 10) <= UINT_MAX;
 }
 
 /* A sender for the killed recording in @dir (DIR/unsent.N), NULL if it has no HELLO. */
@@ -816,7 +832,7 @@ static struct sender *recovered_open(const struct sender *parent, const char *di
 	struct stat st;
 	struct dirent **names;
 	uint8_t *payload;
-	unsigned int nr, max = 0;
+	unsigned int nr;
 	int k;
 
 	free(path);
@@ -835,7 +851,8 @@ static struct sender *recovered_open(const struct sender *parent, const char *di
 	close(fd);
 	memcpy(&s->hello, payload, sizeof(s->hello));
 	nr = le32toh(s->hello.nr_streams);
-	if (!nr || st.st_size != (off_t)(sizeof(s->hello) + 4 * nr)) {
+	if (!nr || st.st_size != (off_t)(sizeof(s->hello) + 4 * nr) ||
+	    !memchr(s->hello.name, '\0', sizeof(s->hello.name)) || !ktnet_name_ok(s->hello.name)) {
 		pr_warn("--spool %s: hello: not a HELLO: its frames cannot be sent", dir);
 		free(payload);
 		free(s);
@@ -857,29 +874,24 @@ static struct sender *recovered_open(const struct sender *parent, const char *di
 		s->streams[i].last_frame = now();
 	}
 	free(payload);
+	/* in the order written (versionsort: numerically), one entry a file */
 	k = scandir(dir, &names, spool_segment_nr, versionsort);
-	for (int i = 0; i < k; i++)
-		if (strtoul(names[i]->d_name + 6, NULL, 10) + 1 > max)
-			max = strtoul(names[i]->d_name + 6, NULL, 10) + 1;
-	s->segs = xcalloc(max ? max : 1, sizeof(*s->segs));
-	s->nr_segs = max;
-	for (unsigned int i = 0; i < max; i++)
-		s->segs[i].fd = -1;
+	s->segs = xcalloc(k > 0 ? k : 1, sizeof(*s->segs));
+	s->nr_segs = k > 0 ? k : 0;
 	for (int i = 0; i < k; i++) {
-		unsigned int n = strtoul(names[i]->d_name + 6, NULL, 10);
-
 		path = in_dir(dir, names[i]->d_name);
-		s->segs[n].fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-		if (s->segs[n].fd < 0)
+		s->segs[i].nr = strtoul(names[i]->d_name + 6, NULL, 10);
+		s->segs[i].fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (s->segs[i].fd < 0)
 			pr_warn("--spool %s: %s", path, strerror(errno));
 		else
-			spool_read_segment(s, n, s->segs[n].fd);
+			spool_read_segment(s, i, s->segs[i].fd);
 		free(path);
 		free(names[i]);
 	}
 	if (k >= 0)
 		free(names);
-	s->cur_seg = max ? max - 1 : 0;
+	s->cur_seg = s->nr_segs ? s->nr_segs - 1 : 0;
 	s->cursor = s->head;
 	s->finishing = true;
 	s->deadline = now() + s->o->send_wait;
@@ -967,8 +979,17 @@ struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_head
 	if (!ktnet_parse_addr(o->send, &s->addr, false))
 		kt_usage_error("--send %s: not HOST:PORT", o->send);
 	if (o->spool) {
-		if (mkdir(o->spool, 0700) < 0 && errno != EEXIST)
-			die("--spool %s: %s", o->spool, strerror(errno));
+		int dfd, err = kt_mkdir_private(o->spool);
+
+		/* ours and nobody else's: its files are read back and sent */
+		if (err < 0)
+			die("--spool %s: %s", o->spool, strerror(-err));
+		dfd = kt_open_checked_dir(o->spool);
+		if (dfd < 0)
+			die("--spool %s: %s", o->spool, errno == EPERM ?
+			    "another user's, or others may write in it: not a spool" :
+			    strerror(errno));
+		close(dfd);
 		spool_set_aside(o->spool);
 		s->dir = xstrdup(o->spool);
 	} else {

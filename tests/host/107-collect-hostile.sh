@@ -4,8 +4,10 @@
 # ktnet-hostile.py (bad magic, version, type; lengths, record counts and
 # stream ids out of range; machine names that are paths; repeated stream
 # ids; zstd frames that claim 1 TiB or lie about their size; sequence
-# numbers that jump; FILEs named as paths; a peer flooding probes without
-# reading the replies; half a message then silence; a silent connection),
+# numbers that jump; FILEs named as paths; a second HELLO on one
+# connection, then its first name again (once a use after free); session
+# 0; a peer flooding probes without reading the replies; half a message
+# then silence; a silent connection),
 # all while a good sender streams.  Checked: the good sender's records all
 # arrive or are counted (ground truth: the fake device's counts, decoded by
 # collect-count.py); nothing is written outside the collector's directory
@@ -36,7 +38,7 @@ pgood=$SPID
 cases="magic version type huge bighello probepayload streamid manyrecords
 	name:dotdot name:slash name:dot name:empty name:abs name:ctrl name:hidden
 	name:long dupids bigid noids hellocount badheader beforehello seqjump
-	notstream bomb liar files flood slowloris silent"
+	notstream bomb liar files twohello twohello-back session0 flood slowloris silent"
 # shellcheck disable=SC2086
 HOSTILE_HOLD=14 timeout 90 python3 "$HOSTILE" "$CPORT" "$T/coll/seed/trace.cpu0" $cases \
 	>"$T/hostile.out" 2>"$T/hostile.err"
@@ -76,6 +78,9 @@ said hellocount "a HELLO of 2 streams in 612 bytes"
 said badheader "a HELLO without a trace file header"
 said beforehello "a message before HELLO"
 said seqjump "frame 5 after 0"
+said twohello "a second HELLO on one connection (already h5)"
+said twohello-back "frame 5 after 0"
+said session0 "a HELLO of session 0"
 said notstream "DATA for cpu 7, not a stream of its HELLO"
 said bomb "is no zstd frame of 10 records"
 said liar "is no zstd frame of 10 records"
@@ -96,7 +101,7 @@ find "$T" -newer "$T/before" ! -path "$T/coll" ! -path "$T/coll/*" ! -name "*.er
 TAP_ERR=$T/outside check "nothing written outside the collector's directory" '[ ! -s "$T/outside" ]'
 find "$T/coll" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort >"$T/machines"
 TAP_ERR=$T/machines check "the collector's directory holds the sane machine names only" \
-	'! grep -Ev "^(seed|good|slow|flood|h[1-4])$" "$T/machines"'
+	'! grep -Ev "^(seed|good|slow|flood|h[1-5])$" "$T/machines"'
 find "$T/coll" -mindepth 2 -printf '%P\n' | grep -Ev '/(trace\.(cpu[0-9]+|clock|kallsyms|irqs|probes)|\.trace\.cpu[0-9]+\.state|\.session)$' >"$T/odd"
 TAP_ERR=$T/odd check "... holding trace files only (no shipped name used as a path)" \
 	'[ ! -s "$T/odd" ]'
@@ -153,4 +158,39 @@ if mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null; then
 else
 	skip "disk full: no tmpfs to fill (needs root)"
 fi
+# directories another user could write in: refused, as the trace files'
+# own are (a spool's files are read back and sent, a collector's written)
+mkdir -m 0777 "$T/ww"
+fk_env timeout 20 "$KTRACE" --send 127.0.0.1:9 --spool "$T/ww" -e sched -d 0.2 >/dev/null 2>"$T/ww.err"
+TAP_ERR=$T/ww.err check "--spool in a directory others may write: refused, saying so" \
+	'[ $? -eq 1 ] && grep -q "^ktrace: --spool $T/ww: another user.s, or others may write in it" "$T/ww.err"'
+timeout 20 "$KTRACE" --listen 127.0.0.1:0 -o "$T/ww" >/dev/null 2>"$T/ww.err"
+TAP_ERR=$T/ww.err check "--listen -o a directory others may write: refused, saying so" \
+	'[ $? -eq 1 ] && grep -q "^ktrace: -o $T/ww: another user.s, or others may write in it" "$T/ww.err"'
+
+# a damaged spool of a killed sender: segment names the sender never
+# writes (a number past 2^32 - 1, wrapping; a leading zero, naming a
+# segment twice; a huge one), with a good HELLO: read as what they are,
+# no crash, and the new recording still delivered
+mkdir -p -m 0700 "$T/hs/unsent.18446744073709551615"
+python3 - "$T/hs/unsent.18446744073709551615" "$T/coll/seed/trace.cpu0" <<'PY'
+import os, struct, sys
+d, header = sys.argv[1], open(sys.argv[2], 'rb').read(512)
+with open(os.path.join(d, 'hello'), 'wb') as f:
+    f.write(b'hs'.ljust(64, b'\0') + struct.pack('<QII', 0x99, 1, 0) + header + bytes(16) +
+            struct.pack('<I', 0))
+for name in ('spool.0', 'spool.00', 'spool.4294967295', 'spool.8589934591', 'spool.1000000000'):
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(os.urandom(100))
+PY
+: >"$T/hs/spool.0"	# and the killed recording's own: set aside beside it
+collector_start
+sender hs --send "127.0.0.1:$CPORT" --spool "$T/hs" -e sched -d 0.5
+wait $SPID
+TAP_ERR=$T/hs.err check "a damaged spool: the sender exits 0, having said what it left out" \
+	'[ $? -eq 0 ] && grep -q "spool.0: no frame at byte 0: the rest left out" "$T/hs.err" &&
+	 ! grep -q "spool.00\|spool.8589934591" "$T/hs.err"'
+counts hs
+ok $? "... and its own recording is delivered or counted, once" "$(cat "$T/hs.count")"
+collector_stop
 done_testing

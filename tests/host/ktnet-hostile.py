@@ -137,6 +137,15 @@ def main():
             out += msg(FILE, b'.irqs\0' + zstd_rle(1 << 40, [1 << 17])[:5] + b'\x00')
             out += msg(FILE, b'.probes')	# no NUL, no frame
             out += msg(DATA, stream=0, seq=9)
+        elif case == 'twohello':
+            # a second name on one connection: refused (the first machine
+            # must not keep pointing at the connection once it is closed)
+            out = hello(header, 'h5', [0]) + hello(header, 'h6', [0])
+        elif case == 'twohello-back':
+            # the first name again, from a new connection (after twohello)
+            out = hello(header, 'h5', [0]) + msg(DATA, stream=0, seq=5)
+        elif case == 'session0':
+            out = hello(header, 'h7', [0], session=0)
         elif case == 'flood':
             # probes, never reading the replies
             out = hello(header, 'flood', [0]) + msg(PROBE) * 400000
