@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dtrace.h"
+#include "files.h"
 #include "ksyms.h"
 #include "probes.h"
 #include "util.h"
@@ -118,16 +119,20 @@ static void fit_clock(struct machine *mc)
 	double sm = 0, so = 0, smm = 0, smo = 0;
 	char buf[256];
 	FILE *f;
-	int got;
+	int got, fd;
 
 	sprintf(path, "%s/trace.clock", mc->dir);
-	f = fopen(path, "r");
-	if (!f) {
-		if (errno != ENOENT)
-			die("%s: %s", path, strerror(errno));
+	/* a regular file only: a FIFO or a device there would never end */
+	fd = kt_open_regular(path);
+	if (fd == -ENOENT) {
 		free(path);
 		return;
 	}
+	if (fd == -EINVAL)
+		die("%s: not a regular file", path);
+	f = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!f)
+		die("%s: %s", path, strerror(fd < 0 ? -fd : errno));
 	/*
 	 * A line that is no probe (a collector's write cut short by a full
 	 * disk leaves one) is left out, said once: the others still align.

@@ -12,8 +12,8 @@
 #     (words, negative numbers, numbers past 2^63, a line torn short): the
 #     good lines are kept (the probe count is the good lines written), one
 #     warning names the file and the first bad line; a trace.clock giving a
-#     200 % drift is an error naming it; a trace.clock that is a directory is
-#     an error naming it; a .trace.cpuN.state without its trace.cpuN is a
+#     200 % drift is an error naming it; a trace.clock that is a directory
+#     or a FIFO is an error naming it; a .trace.cpuN.state without its trace.cpuN is a
 #     warning naming the missing file, the other machine's events all shown
 #     (its dtrace -S count); dtrace DIR/trace.* in a machine directory reads
 #     the CPU files (ktgen's 400 events), trace.clock left to machines.
@@ -107,8 +107,12 @@ expect_error "a 200 % drift: an error naming the file" \
 	"$DTRACE" drift
 machines dir
 mkdir dir/alpha/trace.clock
-expect_error "trace.clock a directory: an error naming it" "dir/alpha/trace.clock: read error" \
+expect_error "trace.clock a directory: an error naming it" "dir/alpha/trace.clock: not a regular file" \
 	"$DTRACE" dir
+machines fifo
+mkfifo fifo/alpha/trace.clock
+expect_error "trace.clock a FIFO: an error naming it, not a wait for ever" \
+	"fifo/alpha/trace.clock: not a regular file" timeout 10 "$DTRACE" fifo
 
 machines gone
 good_probes >gone/alpha/trace.clock
