@@ -137,18 +137,30 @@ static uint64_t tsc_now(void)
 #endif
 }
 
-static void segment_new(struct sender *s)
+/*
+ * The next segment file.  At the start a failure is fatal; later (a full
+ * disk, no descriptors) the current segment goes on growing instead.
+ */
+static bool segment_new(struct sender *s)
 {
 	char path[4096];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/spool.%u", s->dir, s->nr_segs);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	if (fd < 0 && !s->segs)
 		die("--spool %s: %s: %s", s->dir, path, strerror(errno));
+	if (fd < 0) {
+		if (!s->disk_warned)
+			pr_warn("--spool %s: %s: %s: the current segment goes on", s->dir, path,
+				strerror(errno));
+		s->disk_warned = true;
+		return false;
+	}
 	s->segs = xrealloc(s->segs, (s->nr_segs + 1) * sizeof(*s->segs));
 	s->segs[s->nr_segs] = (struct spool_segment){ .nr = s->nr_segs, .fd = fd };
 	s->cur_seg = s->nr_segs++;
+	return true;
 }
 
 static void segment_free(struct sender *s, unsigned int i)
@@ -276,8 +288,7 @@ void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *
 	if (seg->size >= SEGMENT_BYTES || (uint64_t)seg->size >= s->o->spool_size / 4) {
 		unsigned int old = s->cur_seg;
 
-		segment_new(s);
-		if (!s->segs[old].live)
+		if (segment_new(s) && !s->segs[old].live)
 			segment_free(s, old);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -469,10 +480,15 @@ static bool all_acked(struct sender *s)
 static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 {
 	void *buf = xmalloc(f->len);
+	struct spool_segment seg;
 	int ret = 0;
 
-	if (pread(s->segs[f->seg].fd, buf, f->len, f->off) != (ssize_t)f->len)
-		die("--spool %s: reading spool.%u: %s", s->dir, s->segs[f->seg].nr,
+	/* under the lock: a CPU thread's segment_new() may move s->segs */
+	pthread_mutex_lock(&s->lock);
+	seg = s->segs[f->seg];
+	pthread_mutex_unlock(&s->lock);
+	if (pread(seg.fd, buf, f->len, f->off) != (ssize_t)f->len)
+		die("--spool %s: reading spool.%u: %s", s->dir, seg.nr,
 		    strerror(errno ? errno : EIO));
 	ret = ktnet_write_all(fd, buf, f->len);
 	free(buf);

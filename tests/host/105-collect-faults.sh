@@ -148,4 +148,20 @@ TAP_ERR=$T/f.err check "... and says what was not delivered, and where it is" \
 kill -CONT "$CPID"
 
 collector_stop
+# --- the spool's file system out of inodes while no collector listens: a
+# segment that cannot be made is said once, the current one goes on, and
+# the sender still ends saying what was not delivered (it died there once)
+mkdir "$T/ino"
+if mount -t tmpfs -o size=64m,nr_inodes=5 tmpfs "$T/ino" 2>/dev/null; then
+	trap 'umount "$T/ino" 2>/dev/null; rm -rf "$T"' EXIT
+	KTFAKE_RATE=40000 sender ino --send 127.0.0.1:9 --spool "$T/ino/s" --spool-size 256K \
+		-e sched -d 1 --send-wait 1
+	wait $SPID
+	TAP_ERR=$T/ino.err check "no inode for a spool segment: said once, the sender goes on to its end" \
+		'[ "$(grep -c "the current segment goes on" "$T/ino.err")" -eq 1 ] &&
+		 grep -q "did not acknowledge [0-9]* records within --send-wait 1 s" "$T/ino.err"'
+	umount "$T/ino"
+else
+	skip "spool out of inodes: no tmpfs (needs root)"
+fi
 done_testing
