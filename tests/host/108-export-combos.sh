@@ -17,6 +17,15 @@
 #     warning naming the missing file, the other machine's events all shown
 #     (its dtrace -S count); dtrace DIR/trace.* in a machine directory reads
 #     the CPU files (ktgen's 400 events), trace.clock left to machines.
+#  3. what is not a machine's in its directory: a note, a backup copy of a
+#     CPU file, a subdirectory are left out, with one note naming the first,
+#     and the merge has every event of the CPU files (ktgen's 1000); a
+#     trace.cpuX is an error naming it; a trace.clock line with a NUL byte
+#     is one bad line (named), the line after it still a probe (the probe
+#     count is the good lines written); a machine directory given twice, by
+#     a symbolic link and in its collector's directory, and a trace file
+#     given twice are merged once (the events of each file once, a warning
+#     each).
 . "$(dirname "$0")/user-common.sh"
 
 command -v zstd >/dev/null || skip_all "no zstd command (apt-get install zstd)"
@@ -124,4 +133,47 @@ check "a warning names the missing file" \
 check "beta's events all there, alpha's of its CPU 0" \
 	'[ "$(grep -c "^beta " out)" = "$("$DTRACE" -S gone/beta/trace.* | awk "/^events/ { print \$2 }")" ] &&
 	 [ "$(grep -c "^alpha " out)" = "$("$DTRACE" -S gone/alpha/trace.cpu0 | awk "/^events/ { print \$2 }")" ]'
+# 3. hostile machine directories: others' files, a NUL, the same one twice
+machines stray
+echo "reboot db1 first" >stray/alpha/notes.txt
+cp stray/alpha/trace.cpu0 stray/alpha/trace.cpu0~
+mkdir stray/beta/old
+"$DTRACE" -S stray >out 2>"$TMP/err"
+ok $? "a note, a backup copy and a subdirectory in machine directories: dtrace exits 0" \
+	"$(cat "$TMP/err")"
+check "every event of the CPU files, once (ktgen's 2 x 200 + 2 x 300)" \
+	'grep -q "^events  *1000 in 4 files" out'
+check "one note names the first file left out and counts the others" \
+	'[ "$(grep -c "note:" "$TMP/err")" = 1 ] &&
+	 grep -qF "note: stray/alpha/notes.txt and 2 more files in the machine directories" "$TMP/err"'
+touch stray/beta/trace.cpuX
+expect_error "trace.cpuX: an error naming it" \
+	"stray/beta/trace.cpuX: not a trace file's name" "$DTRACE" -S stray
+rm stray/beta/trace.cpuX
+
+machines nul
+{ good_probes | head -n 2; printf '3000000000 3000001000\0003000001100 3000000100\n'
+  good_probes | tail -n 2; } >nul/alpha/trace.clock
+"$DTRACE" --machines nul >out 2>"$TMP/err"
+ok $? "a NUL in a clock line: dtrace --machines exits 0" "$(cat "$TMP/err")"
+check "the 4 good lines are probes: the line after the NUL one is kept" \
+	'awk "\$1 == \"alpha\" && \$3 == \"1/4\" { f = 1 } END { exit !f }" out'
+check "one warning: 1 of 5 lines, the first bad one line 3" \
+	'grep -qF "nul/alpha/trace.clock: 1 of 5 lines are not clock probes" "$TMP/err" &&
+	 grep -qF "the first line 3: left out" "$TMP/err"'
+
+machines twice
+ln -s twice/alpha alpha-link
+"$DTRACE" -S twice/alpha twice alpha-link twice/alpha/ >out 2>"$TMP/err"
+ok $? "a machine directory given again and again" "$(cat "$TMP/err")"
+check "its events are merged once: alpha's 400 and beta's 600" \
+	'grep -q "^events  *1000 in 4 files" out'
+check "a warning for each name given again" \
+	'[ "$(grep -c "given before: read once" "$TMP/err")" = 3 ] &&
+	 grep -qF "alpha-link: the same directory as twice/alpha" "$TMP/err"'
+"$DTRACE" -S twice/beta/trace.cpu1 twice/beta/trace.* >out 2>"$TMP/err"
+ok $? "a trace file given twice" "$(cat "$TMP/err")"
+check "read once: beta's 600 events in 2 files, one warning" \
+	'grep -q "^events  *600 in 2 files" out &&
+	 [ "$(grep -c "given before: read once" "$TMP/err")" = 1 ]'
 done_testing
