@@ -26,6 +26,14 @@
 #     a symbolic link and in its collector's directory, and a trace file
 #     given twice are merged once (the events of each file once, a warning
 #     each).
+#  4. the reader: a compressed file whose header is longer than ours
+#     (header_size 1024, the rest zeros, a later version's) reads as the
+#     uncompressed one; with the frame after the first 512 bytes damaged
+#     the error is zstd's, at that frame, naming the file (not "the file
+#     ends inside the header"); a torn record at a file's end, plain and
+#     compressed, is said once with its byte count; "-" when no descriptor
+#     is left for it (the static dtrace, ulimit -n 4, fd 3 taken) says
+#     EMFILE's "Too many open files".
 . "$(dirname "$0")/user-common.sh"
 
 command -v zstd >/dev/null || skip_all "no zstd command (apt-get install zstd)"
@@ -176,4 +184,31 @@ ok $? "a trace file given twice" "$(cat "$TMP/err")"
 check "read once: beta's 600 events in 2 files, one warning" \
 	'grep -q "^events  *600 in 2 files" out &&
 	 [ "$(grep -c "given before: read once" "$TMP/err")" = 1 ]'
+# 4. the reader's faults
+"$KTGEN" -s 3 -c 1 -n 50 rd >/dev/null
+head -c 512 rd.cpu0 >hdr && printf '\000\004\000\000' | dd of=hdr bs=1 seek=12 conv=notrunc 2>/dev/null
+{ head -c 512 /dev/zero; tail -c +513 rd.cpu0; } >rest
+zstd -q -f hdr -o hdr.zst && zstd -q -f rest -o rest.zst && cat hdr.zst rest.zst >long.zst
+"$DTRACE" --tsc long.zst >out 2>"$TMP/err"
+ok $? "a compressed file with a 1024-byte header reads" "$(cat "$TMP/err")"
+check "its events are the 512-byte header's file's" 'cmp out <("$DTRACE" --tsc rd.cpu0 | sed "s/rd.cpu0/long.zst/")'
+size=$(stat -c %s rest.zst)
+cp rest.zst bad.zst && printf '\377\377\377\377' | dd of=bad.zst bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+cat hdr.zst bad.zst >long-bad.zst
+expect_error "a damaged frame in the header: zstd's error at its offset, naming the file" \
+	"long-bad.zst: offset $(stat -c %s hdr.zst): damaged zstd frame" "$DTRACE" -S long-bad.zst
+{ cat rd.cpu0; printf 'abcde'; } >torn.cpu0 && zstd -q -f torn.cpu0 -o torn.cpu0.zst
+for f in torn.cpu0 torn.cpu0.zst; do
+	"$DTRACE" -S $f >out 2>"$TMP/err"
+	ok $? "$f: a torn record at the end is no error" "$(cat "$TMP/err")"
+	check "$f: said once, 5 bytes left out; the 50 events read" \
+		'[ "$(grep -c "torn tail (the file ends inside a record), 5 bytes left out" "$TMP/err")" = 1 ] &&
+		 grep -q "^events  *50 in 1 files" out'
+done
+if [ -x "$ROOT/$O/tools/static/dtrace" ]; then
+	expect_error "- with no descriptor left for it: EMFILE named" "-: Too many open files" \
+		bash -c 'exec <rd.cpu0 3</dev/null; ulimit -n 4; exec "$1" -S -' - "$ROOT/$O/tools/static/dtrace"
+else
+	skip "- with no descriptor left for it" "no static dtrace (make tools)"
+fi
 done_testing
