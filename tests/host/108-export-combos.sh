@@ -34,6 +34,11 @@
 #     compressed, is said once with its byte count; "-" when no descriptor
 #     is left for it (the static dtrace, ulimit -n 4, fd 3 taken) says
 #     EMFILE's "Too many open files".
+#  5. -o on a full disk (a 64 KiB tmpfs in a user and mount namespace):
+#     each format that writes a file (text, perfetto, perfetto-json,
+#     parquet) fails naming the file, and leaves nothing there, an earlier
+#     file of that name as it was; where it fits, the file is there alone,
+#     the same bytes as written elsewhere, its earlier mode kept.
 . "$(dirname "$0")/user-common.sh"
 
 command -v zstd >/dev/null || skip_all "no zstd command (apt-get install zstd)"
@@ -210,5 +215,32 @@ if [ -x "$ROOT/$O/tools/static/dtrace" ]; then
 		bash -c 'exec <rd.cpu0 3</dev/null; ulimit -n 4; exec "$1" -S -' - "$ROOT/$O/tools/static/dtrace"
 else
 	skip "- with no descriptor left for it" "no static dtrace (make tools)"
+fi
+# 5. a full disk under -o
+"$KTGEN" -s 4 -c 2 -n 3000 big >/dev/null
+if unshare -rm true 2>/dev/null; then
+	mkdir -p full
+	# shellcheck disable=SC2016
+	unshare -rm sh -c 'mount -t tmpfs -o size=64k tmpfs full || exit 9
+		for f in text perfetto perfetto-json parquet; do
+			"$1" --format=$f -o full/new.$f big.cpu0 big.cpu1 2>"full.$f.err"
+			echo "new $f $?"
+			echo before >full/old.$f
+			"$1" --format=$f -o full/old.$f big.cpu0 big.cpu1 2>/dev/null
+			echo "old $f $? $(cat full/old.$f)"
+			rm full/old.$f
+		done
+		"$1" -o full/small.text rd.cpu0 && chmod 640 full/small.text &&
+			"$1" -o full/small.text rd.cpu0 && ls -lA full >full.ls' - "$DTRACE" >full.out 2>&1
+	for f in text perfetto perfetto-json parquet; do
+		check "--format=$f on a full disk: an error naming the file" \
+			'grep -q "^new $f 1$" full.out && grep -q "full/new.$f" full.$f.err'
+		check "--format=$f: the file written over stays as it was" 'grep -q "^old $f 1 before$" full.out'
+	done
+	check "nothing left behind but the file that fit, its mode kept, its bytes whole" \
+		'[ "$(grep -c "^-" full.ls)" = 1 ] && grep -q "^-rw-r----- .* small.text$" full.ls &&
+		 "$DTRACE" rd.cpu0 | cmp - <(unshare -rm sh -c "mount -t tmpfs tmpfs full && \"$DTRACE\" -o full/x rd.cpu0 && cat full/x")'
+else
+	skip "-o on a full disk" "no user namespaces (unshare -rm) to mount a small tmpfs"
 fi
 done_testing
