@@ -39,6 +39,12 @@
 #     parquet) fails naming the file, and leaves nothing there, an earlier
 #     file of that name as it was; where it fits, the file is there alone,
 #     the same bytes as written elsewhere, its earlier mode kept.
+#  6. a machine's records 2^63 ticks and more from their header's ref_tsc
+#     (mktrace.py, 1 GHz, no clock probes): each one's time on the common
+#     clock is ref_mono_ns plus its ticks, exactly (Python's integers; the
+#     times chosen exact in a double), 2^63 + 4096 ticks after ref_tsc as
+#     well as 2^62; 3 x 2^62 ticks before it is 0, the clock's zero, not a
+#     wrap to 2^62 after.
 . "$(dirname "$0")/user-common.sh"
 
 command -v zstd >/dev/null || skip_all "no zstd command (apt-get install zstd)"
@@ -243,4 +249,21 @@ if unshare -rm true 2>/dev/null; then
 else
 	skip "-o on a full disk" "no user namespaces (unshare -rm) to mount a small tmpfs"
 fi
+# 6. TSCs 2^63 ticks or more from their file's ref_tsc (1 GHz, ref_mono_ns
+#    2^33, no clock probes: the common clock is ref_mono_ns + the ticks)
+U1=$(((1 << 11) | (1 << 24)))
+mkdir -p far/alpha && echo 1 >far/alpha/.session
+python3 "$ROOT/tests/host/mktrace.py" far/alpha/trace.cpu0 --cpu 0 --ref-mono $((1 << 33)) \
+	1000:$U1:1:0 $((1 << 62)):$U1:2:0 "$(python3 -c 'print(2**63 + 4096)')":$U1:3:0 &&
+python3 "$ROOT/tests/host/mktrace.py" far/alpha/trace.cpu1 --cpu 1 --ref-mono $((1 << 33)) \
+	--ref-tsc "$(python3 -c 'print(2**64 - 4096)')" $((1 << 62)):$U1:4:0
+ok $? "a machine's files with records 2^63 ticks and more from ref_tsc (mktrace.py)"
+"$DTRACE" --tsc far >out 2>"$TMP/err"
+ok $? "dtrace --tsc reads them" "$(cat "$TMP/err")"
+# exact in a double: every time is a multiple of 2^11 above 2^63
+python3 -c 'print("\n".join("%d %d" % (t, n) for t, n in
+	((0, 4), (2**33 + 1000, 1), (2**33 + 2**62, 2), (2**33 + 2**63 + 4096, 3))))' >far.want
+awk '{ print $3, $(NF - 1) }' out >far.got
+check "the common clock: ref_mono_ns + the ticks, 2^63 + 4096 after too, 3 x 2^62 before: 0" \
+	'diff far.want far.got'
 done_testing
