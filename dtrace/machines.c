@@ -40,10 +40,13 @@
 
 #define KTNET_NAME_MAX_COLUMN	64	/* ktrace's machine names are shorter */
 #define PROBE_WINDOW	8	/* probes of which the shortest round trip is kept */
+#define CLOCK_LINE_MAX	256	/* four numbers below 2^63 and blanks fit */
 
 struct machine {
 	char *name;		/* the directory's name */
 	char *dir;
+	dev_t dev;		/* the directory's: given twice, read once */
+	ino_t ino;
 	unsigned int nr_files;
 	unsigned int probes, kept;	/* in trace.clock; kept by the filter */
 	double mid;		/* the line: offset(m) = offset + drift * (m - mid) */
@@ -63,6 +66,8 @@ struct machines {
 	unsigned int *of_trace;	/* the machine of each trace given to the merge */
 	const char *only;	/* --machine */
 	unsigned int width;	/* of the column */
+	unsigned int nr_strays;	/* files in machine directories that are none of theirs */
+	char *first_stray;
 };
 
 struct clock_probe {
@@ -111,13 +116,35 @@ static int parse_probe(const char *line, struct clock_probe *p)
 	return 1;
 }
 
+/*
+ * The next line of @f into @buf, without its '\n'; false at the end.  A
+ * line longer than any probe, or with a NUL in it (a crash can leave a
+ * block of zeros where a line was being written), comes back empty, no
+ * probe: it is read to its own end, so the line after stays whole.
+ */
+static bool read_line(FILE *f, char buf[CLOCK_LINE_MAX])
+{
+	size_t len = 0;
+	bool bad = false;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != '\n') {
+		if (!c || len == CLOCK_LINE_MAX - 1)
+			bad = true;
+		else
+			buf[len++] = c;
+	}
+	buf[bad ? 0 : len] = '\0';
+	return c != EOF || len || bad;
+}
+
 static void fit_clock(struct machine *mc)
 {
 	char *path = xmalloc(strlen(mc->dir) + 16);
 	struct clock_probe *p = NULL, *kept;
 	unsigned int n = 0, alloc = 0, k = 0, bad = 0, first_bad = 0, line_nr = 0;
 	double sm = 0, so = 0, smm = 0, smo = 0;
-	char buf[256];
+	char buf[CLOCK_LINE_MAX];
 	FILE *f;
 	int got, fd;
 
@@ -137,15 +164,8 @@ static void fit_clock(struct machine *mc)
 	 * A line that is no probe (a collector's write cut short by a full
 	 * disk leaves one) is left out, said once: the others still align.
 	 */
-	while (fgets(buf, sizeof(buf), f)) {
+	while (read_line(f, buf)) {
 		line_nr++;
-		if (!strchr(buf, '\n') && !feof(f)) {	/* longer than any probe */
-			int c;
-
-			while ((c = getc(f)) != EOF && c != '\n')
-				;
-			buf[0] = '\0';
-		}
 		if (n == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
 			p = xrealloc(p, alloc * sizeof(*p));
@@ -245,6 +265,55 @@ static int no_dot(const struct dirent *d)
 	return d->d_name[0] != '.';
 }
 
+/* What a name in a machine directory is to dtrace. */
+enum machine_name {
+	NAME_TRACE,	/* a stream: trace.cpuN, a user thread's trace.pidP.tidT[.N] */
+	NAME_SIDE,	/* trace.kallsyms, .irqs, .probes, trace.pidP.maps: read with them */
+	NAME_CLOCK,	/* trace.clock: read here (fit_clock()) */
+	NAME_STRAY,	/* anything else (notes, an editor's backup): not ours, left alone */
+	NAME_BAD,	/* trace.cpu and then no CPU number (trace.cpuX): a damaged name */
+};
+
+/* @s past "<digits>" (at least one), or NULL */
+static const char *digits(const char *s)
+{
+	const char *d = s;
+
+	while (*d >= '0' && *d <= '9')
+		d++;
+	return d > s ? d : NULL;
+}
+
+/* @s is "" or ".zst": the end of a stream's name */
+static bool stream_end(const char *s)
+{
+	return s && (!*s || !strcmp(s, KTFILE_ZSTD_SUFFIX));
+}
+
+static enum machine_name machine_name(const char *name)
+{
+	static const char *const side[] = { "trace.kallsyms", "trace.irqs", "trace.probes" };
+	const char *s;
+
+	if (!strcmp(name, "trace.clock"))
+		return NAME_CLOCK;
+	for (unsigned int i = 0; i < ARRAY_SIZE(side); i++)
+		if (!strcmp(name, side[i]))
+			return NAME_SIDE;
+	/* trace.cpu0~, trace.cpu0.orig: a copy someone kept, not the stream */
+	if (!strncmp(name, "trace.cpu", 9))
+		return !(s = digits(name + 9)) ? NAME_BAD : stream_end(s) ? NAME_TRACE : NAME_STRAY;
+	if (strncmp(name, "trace.pid", 9) || !(s = digits(name + 9)))
+		return NAME_STRAY;
+	if (!strcmp(s, ".maps"))
+		return NAME_SIDE;
+	if (strncmp(s, ".tid", 4) || !(s = digits(s + 4)))
+		return NAME_STRAY;
+	if (*s == '.' && digits(s + 1))
+		s = digits(s + 1);	/* a later process with the same ids */
+	return stream_end(s) ? NAME_TRACE : NAME_STRAY;
+}
+
 /* DIR/trace.SUFFIX, if the machine has one */
 static char *machine_file(const struct machine *mc, const char *suffix)
 {
@@ -310,10 +379,25 @@ static void add_machine(const struct dtrace *dt, struct machines *ms, const char
 	const char *slash;
 	size_t len = strlen(dir);
 	struct machine *mc;
+	struct stat st;
 
+	/*
+	 * The same directory under two names (given twice, through a link,
+	 * and in its collector's directory) would merge its events twice.
+	 */
+	if (stat(dir, &st))
+		die("%s: %s", dir, strerror(errno));
+	for (unsigned int i = 0; i < ms->nr; i++)
+		if (ms->m[i].dev == st.st_dev && ms->m[i].ino == st.st_ino) {
+			pr_warn("%s: the same directory as %s, given before: read once", dir,
+				ms->m[i].dir);
+			return;
+		}
 	ms->m = xrealloc(ms->m, (ms->nr + 1) * sizeof(*ms->m));
 	mc = &ms->m[ms->nr++];
 	memset(mc, 0, sizeof(*mc));
+	mc->dev = st.st_dev;
+	mc->ino = st.st_ino;
 	mc->dir = xstrdup(dir);
 	while (len > 1 && mc->dir[len - 1] == '/')
 		mc->dir[--len] = '\0';
@@ -393,15 +477,38 @@ char **machines_expand(struct dtrace *dt, char *const *args, int nr, int *nr_out
 			die("%s: %s", ms->m[i].dir, strerror(errno));
 		out = xrealloc(out, (n + k + 1) * sizeof(*out));
 		for (int j = 0; j < k; j++) {
-			/* the clock probes are read here, not a trace file */
-			if (strcmp(names[j]->d_name, "trace.clock")) {
-				out[n] = xmalloc(strlen(ms->m[i].dir) + strlen(names[j]->d_name) + 2);
-				sprintf(out[n++], "%s/%s", ms->m[i].dir, names[j]->d_name);
+			const char *name = names[j]->d_name;
+
+			switch (machine_name(name)) {
+			case NAME_TRACE:
+			case NAME_SIDE:
+				out[n] = xmalloc(strlen(ms->m[i].dir) + strlen(name) + 2);
+				sprintf(out[n++], "%s/%s", ms->m[i].dir, name);
+				break;
+			case NAME_CLOCK:	/* the clock probes are read here */
+				break;
+			case NAME_STRAY:
+				if (!ms->nr_strays++) {
+					ms->first_stray = xmalloc(strlen(ms->m[i].dir) +
+								  strlen(name) + 2);
+					sprintf(ms->first_stray, "%s/%s", ms->m[i].dir, name);
+				}
+				break;
+			case NAME_BAD:
+				die("%s/%s: not a trace file's name: a machine's CPU streams are "
+				    "trace.cpuN or trace.cpuN%s", ms->m[i].dir, name,
+				    KTFILE_ZSTD_SUFFIX);
 			}
 			free(names[j]);
 		}
 		free(names);
 	}
+	/* a person's notes beside the traces are theirs: said once, not fatal */
+	if (ms->nr_strays == 1)
+		pr_info("note: %s: not a trace file (trace.*): left out", ms->first_stray);
+	else if (ms->nr_strays)
+		pr_info("note: %s and %u more files in the machine directories: not trace "
+			"files (trace.*): left out", ms->first_stray, ms->nr_strays - 1);
 	if (ms->only) {
 		bool found = false;
 
@@ -528,6 +635,7 @@ void machines_free(struct dtrace *dt)
 		probes_free(ms->m[i].probe_names);
 	}
 	free(ms->m);
+	free(ms->first_stray);
 	free(ms);
 	dt->machines = NULL;
 }

@@ -685,6 +685,7 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 		       int nr, unsigned int flags, struct machine_files *mf, struct inputs *in)
 {
 	char **traces = xcalloc(nr + 1, sizeof(*traces));
+	struct stat *kept_st = xcalloc(nr + 1, sizeof(*kept_st));
 	int kept = 0;
 
 	/*
@@ -706,9 +707,23 @@ static void open_trace(struct dtrace *dt, const struct dtrace_format *fmt, char 
 				mf->probes = mf->found_probes = xstrdup(paths[i]);
 		} else if (!has_suffix(paths[i], ".maps") && !has_suffix(paths[i], ".clock")) {
 			/* .clock: a machine directory's clock probes (machines.c) */
-			traces[kept++] = paths[i];
+			int dup = -1;
+
+			/* a file given twice (t.cpu0 t.*) is read once: its events are */
+			memset(&kept_st[kept], 0, sizeof(kept_st[kept]));
+			if (strcmp(paths[i], "-") && !stat(paths[i], &kept_st[kept]))
+				for (int j = 0; j < kept && dup < 0; j++)
+					if (kept_st[j].st_ino == kept_st[kept].st_ino &&
+					    kept_st[j].st_dev == kept_st[kept].st_dev)
+						dup = j;
+			if (dup >= 0)
+				pr_warn("%s: the same file as %s, given before: read once",
+					paths[i], traces[dup]);
+			else
+				traces[kept++] = paths[i];
 		}
 	}
+	free(kept_st);
 	if (!kept)
 		kt_usage_error("no trace files given");
 	dt->merge = dt->machines ? machines_merge_open(dt, traces, kept, flags) :

@@ -30,11 +30,50 @@ void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
 }
 
 /*
+ * A file -o names is written under a temporary name beside it and renamed
+ * to its own when complete: a full disk, a bad input or a kill -9 leaves
+ * the file as it was (or none), never a partial one that looks whole (a
+ * kill -9 leaves the hidden temporary one).
+ * One -o a run: the exit handler needs it where it can find it.
+ */
+static struct pending_output {
+	char *tmp;		/* DIR/.NAME.XXXXXX, being written; NULL: none */
+	char *path;		/* what it becomes */
+} pending;
+
+static void remove_pending(void)
+{
+	if (pending.tmp)
+		unlink(pending.tmp);
+}
+
+/* A new file beside @path, 0600 (@mode if not 0), that out_close() renames to it. */
+static int create_pending(const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+	char *tmp = xmalloc(strlen(path) + 16);
+	int fd;
+
+	sprintf(tmp, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
+	fd = mkostemp(tmp, O_CLOEXEC);	/* O_EXCL, 0600 */
+	if (fd < 0)
+		die("%s: %s (making its temporary file beside it)", path, strerror(errno));
+	if (!pending.tmp)
+		atexit(remove_pending);
+	pending.tmp = tmp;
+	pending.path = xstrdup(path);
+	if (mode && fchmod(fd, mode) < 0)
+		die("%s: %s", tmp, strerror(errno));
+	return fd;
+}
+
+/*
  * -o FILE, where another user may have planted something (root writing in
  * /tmp): a new file is created O_EXCL, 0600 (the output holds kernel
  * addresses).  An existing name is looked at first (O_PATH, O_NOFOLLOW:
  * nothing is opened, no FIFO waited on) and written only if it is
- *  - a regular file of this user's with no other links: emptied, as any
+ *  - a regular file of this user's with no other links: replaced, as any
  *    tool writes over its output (another user's file would leak the
  *    output to them; a hard link could be to any file of this user's);
  *  - a character device (/dev/null, a tty): only root makes those;
@@ -47,15 +86,12 @@ void out_open_fd(struct outbuf *o, int fd, const char *name, size_t size)
 static int open_output(const char *path, const struct stat *inputs, unsigned int nr_inputs)
 {
 	const int flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
-	int fd = open(path, flags | O_CREAT | O_EXCL, 0600), pfd;
 	struct stat st;
+	int fd, pfd;
 
-	if (fd >= 0 || errno != EEXIST) {
-		if (fd < 0)
-			die("%s: %s", path, strerror(errno));
-		return fd;
-	}
 	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 && errno == ENOENT)
+		return create_pending(path, 0);
 	if (pfd < 0 || fstat(pfd, &st) < 0)
 		die("%s: %s", path, strerror(errno));
 	if (S_ISLNK(st.st_mode))
@@ -73,12 +109,15 @@ static int open_output(const char *path, const struct stat *inputs, unsigned int
 	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
 		die("%s: is %s: dtrace writes to a file, a character device or a FIFO",
 		    path, kt_file_type(st.st_mode));
+	if (S_ISREG(st.st_mode)) {
+		/* replaced whole when done; its mode kept */
+		close(pfd);
+		return create_pending(path, st.st_mode & 0777);
+	}
 	fd = kt_reopen(pfd, path, &st, flags);
 	if (fd < 0)
 		die("%s: %s", path, fd == -EAGAIN ? "replaced while being opened" : strerror(-fd));
 	close(pfd);
-	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
-		die("%s: %s", path, strerror(errno));
 	return fd;
 }
 
@@ -115,6 +154,14 @@ void out_close(struct outbuf *o)
 	out_flush(o);
 	if (o->fd != STDOUT_FILENO && close(o->fd) < 0)
 		die("%s: %s", o->name, strerror(errno));
+	if (pending.tmp && o->fd != STDOUT_FILENO) {
+		if (rename(pending.tmp, pending.path) < 0)
+			die("%s: %s (renaming %s to it)", pending.path, strerror(errno),
+			    pending.tmp);
+		free(pending.tmp);
+		free(pending.path);
+		pending.tmp = pending.path = NULL;
+	}
 	free(o->buf);
 }
 

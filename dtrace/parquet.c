@@ -22,6 +22,7 @@
  * PQ_GROUP_BYTES of text), then written out, so memory stays flat however
  * long the trace; only the row groups' metadata waits for the footer.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -32,7 +33,7 @@
 #include "util.h"
 
 #define PQ_GROUP_ROWS	(1u << 17)
-#define PQ_GROUP_BYTES	(32u << 20)	/* of the text column */
+#define PQ_GROUP_BYTES	(32u << 20)	/* of the strings: text, dictionaries */
 #define PQ_ZSTD_LEVEL	1	/* on traces as small as level 3, a third faster */
 
 /* parquet.thrift's field ids, struct by struct, and the enums' values used. */
@@ -417,6 +418,10 @@ static void write_page(struct pq *pq, struct outbuf *o, struct pq_chunk *ch, uns
 	ZSTD_outBuffer out;
 	ZSTD_inBuffer in = { head->p, head->len, 0 };
 
+	/* one string can be longer than the group's limit: a symbol's name */
+	if (len > INT32_MAX || bound > INT32_MAX)
+		die("%s: a Parquet page of %zu bytes, more than the format's 32-bit sizes hold",
+		    o->name, len);
 	pq->packed.len = 0;
 	out = (ZSTD_outBuffer){ bytes_grow(&pq->packed, bound), bound, 0 };
 	ZSTD_CCtx_setPledgedSrcSize(pq->zstd, len);
@@ -500,10 +505,19 @@ static void write_group(struct pq *pq, struct outbuf *o)
 	pq->rows = 0;
 }
 
-/* A row is done: every column has its value or null. */
+/*
+ * A row is done: every column has its value or null.  The group is
+ * written once it has PQ_GROUP_ROWS rows or PQ_GROUP_BYTES of strings in
+ * any column, the text's values or a dictionary's (long function names,
+ * all different): a page's sizes are 32-bit in the format.
+ */
 static void row_end(struct pq *pq, struct outbuf *o)
 {
-	if (++pq->rows >= PQ_GROUP_ROWS || pq->cols[COL_TEXT].values.len >= PQ_GROUP_BYTES)
+	uint64_t bytes = pq->cols[COL_TEXT].values.len;
+
+	for (unsigned int i = 0; i < NR_COLS; i++)
+		bytes += pq->cols[i].dict.page.len;
+	if (++pq->rows >= PQ_GROUP_ROWS || bytes >= PQ_GROUP_BYTES)
 		write_group(pq, o);
 }
 

@@ -224,8 +224,13 @@ static int skip_header(struct ktfile_reader *r)
 		size_t len = left < BUF_RECORDS * RECORD_SIZE ? left : BUF_RECORDS * RECORD_SIZE;
 		ssize_t n = read_full(r, r->buf, len);
 
+		/* a damaged frame or a read error is the news, not the short header */
+		if (n < (ssize_t)len && r->z && r->z->state == KTFILE_Z_BAD)
+			return bad(r, r->z->off, "%s", r->z->why);
+		if (n < 0)
+			return bad(r, r->hdr.header_size - left, "read error: %s", strerror(errno));
 		if (n < (ssize_t)len)
-			return bad(r, r->hdr.header_size - left + (n > 0 ? n : 0),
+			return bad(r, r->hdr.header_size - left + n,
 				   "file ends inside the header (header size %u)",
 				   r->hdr.header_size);
 		left -= len;
@@ -252,7 +257,10 @@ void ktfile_set_tsc_map(struct ktfile_reader *r, uint64_t from, uint64_t to, dou
 
 uint64_t ktfile_map_tsc(const struct ktfile_reader *r, uint64_t tsc)
 {
-	double t = (double)r->map_to + ((double)(int64_t)(tsc - r->map_from)) * r->map_scale;
+	/* the distance either way, unsigned: 2^63 ticks or more apart is no wrap */
+	double t = tsc >= r->map_from ?
+		   (double)r->map_to + (double)(tsc - r->map_from) * r->map_scale :
+		   (double)r->map_to - (double)(r->map_from - tsc) * r->map_scale;
 
 	/* before the common clock's zero: 0, past uint64_t: its largest (order stays) */
 	return !(t > 0) ? 0 : t >= 0x1p64 ? UINT64_MAX : (uint64_t)t;
@@ -314,6 +322,8 @@ struct ktfile_reader *ktfile_open(const char *path, unsigned int flags)
 		fd = fstat(STDIN_FILENO, &st) ? -errno :
 		     S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ?
 		     fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : -EINVAL;
+		if (fd == -1)		/* the dup's failure: -1, errno says why */
+			fd = -errno;
 		if (fd == -EINVAL) {
 			pr_err("-: standard input is %s, not a trace file", kt_file_type(st.st_mode));
 			return NULL;

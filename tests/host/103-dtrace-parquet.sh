@@ -30,6 +30,13 @@
 #     the types, the dictionary encodings, ZSTD, row groups of bounded size
 #     with the time range in their statistics; and dtrace's peak RSS stays
 #     flat from 200k to 800k events (it writes a row group at a time).
+#  5. long, all different function names (a library of 4500 functions
+#     with 8 KiB names, 36 MiB of them, each called once: far fewer rows
+#     than a row group holds): the function dictionary's bytes close a row
+#     group (PQ_GROUP_BYTES, 32 MiB), so there are 2 row groups, each
+#     one's function column at most 32 MiB and a name; every call is a row
+#     (4500, --report's count); each function read back is the name nm
+#     gives its address.
 . "$(dirname "$0")/user-common.sh"
 
 EXPORT_RST=$ROOT/Documentation/trace/ktrace-export.rst
@@ -365,4 +372,46 @@ expect_error "without -o: a usage error" "--format=parquet writes a binary file:
 	"$DTRACE" --format=parquet "$TMP/k"/t.*
 expect_error "an -o in no directory: an error naming it" "$TMP/no/such.parquet" \
 	"$DTRACE" --format=parquet -o "$TMP/no/such.parquet" "$TMP/k"/t.*
+
+# 5. long function names: the dictionary's bytes bound a row group
+NR_LONG=4500
+mkdir -p "$TMP/long"
+python3 - "$TMP/long/long.s" $NR_LONG <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write(".text\n")
+    for i in range(int(sys.argv[2])):   # 8 KiB names, the number first: all different
+        n = "f%05d_" % i + "x" * 8186
+        f.write(".type %s,@function\n%s:\n\tret\n.size %s,1\n" % (n, n, n))
+EOF
+"${CC:-cc}" -c -o "$TMP/long/long.o" "$TMP/long/long.s" 2>"$TMP/err" &&
+	"${CC:-cc}" -shared -nostdlib -o "$TMP/long/liblong.so" "$TMP/long/long.o" 2>>"$TMP/err"
+ok $? "a library of $NR_LONG functions with 8 KiB names" "$(cat "$TMP/err")"
+# each function called once, in address order, the library at 0x10000000
+nm -n "$TMP/long/liblong.so" | awk '$2 == "t"' >"$TMP/long/nm"
+printf 'snapshot 1\nobject 10000000 10000000 20000000 - %s\n' "$TMP/long/liblong.so" \
+	>"$TMP/long/trace.pid7.maps"
+# shellcheck disable=SC2046
+python3 "$ROOT/tests/host/mktrace.py" "$TMP/long/trace.pid7.tid7" --user 7 7 $(python3 -c '
+import sys
+for i, line in enumerate(open(sys.argv[1])):
+    a = int(line.split()[0], 16) + 0x10000000
+    print("%d:%s:%d:0 %d:%s:%d:0" % (1000 * i + 1000, sys.argv[2], a, 1000 * i + 1500, sys.argv[3], a))
+' "$TMP/long/nm" $(((1 << 12) | (1 << 24))) $(((1 << 12) | (2 << 24))))
+ok $? "a trace calling each function once (mktrace.py)"
+"$DTRACE" --format=parquet -o "$TMP/long.parquet" "$TMP/long/trace.pid7.tid7" 2>"$TMP/err"
+ok $? "long function names export" "$(cat "$TMP/err")"
+sql "$TMP/long.parquet" "SELECT count(*), count_if(total_uncompressed_size <= 32 * 1024 * 1024 + 16384)
+	  FROM parquet_metadata('trace.parquet') WHERE path_in_schema = 'function'" >"$TMP/groups"
+check "2 row groups, each one's function column at most 32 MiB and a name" \
+	'[ "$(cat "$TMP/groups")" = "$(printf "2\t2")" ] || { cat "$TMP/groups"; false; }'
+"$DTRACE" --report --format=csv "$TMP/long/trace.pid7.tid7" 2>/dev/null |
+	awk -F, 'NR > 1 { n += $4 } END { print n }' >"$TMP/long.calls"
+sql "$TMP/long.parquet" "SELECT count(*) FROM 'trace.parquet' WHERE event = 'call'" >"$TMP/rows"
+check "every call a row: $NR_LONG, --report's count" \
+	'[ "$(cat "$TMP/rows")" = $NR_LONG ] && [ "$(cat "$TMP/long.calls")" = $NR_LONG ]'
+awk '{ print $3 }' "$TMP/long/nm" >"$TMP/long.want"
+sql "$TMP/long.parquet" "SELECT function FROM 'trace.parquet' ORDER BY time_ns" >"$TMP/long.got"
+check "each row's function is nm's name of its address, in call order" \
+	'[ "$(wc -l <"$TMP/long.want")" = $NR_LONG ] && cmp "$TMP/long.want" "$TMP/long.got"'
 done_testing
