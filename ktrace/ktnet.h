@@ -25,7 +25,9 @@
  *                      packed ktgen's trace so to 29% of its bytes, as it
  *                      is to 42%.
  *                      The collector writes a KTRACE_META_LOST record counting
- *                      @lost (stamped @first_tsc) before the records.
+ *                      @lost (stamped @first_tsc) before the records;
+ *                      KTNET_LOST_UNKNOWN: some were lost, how many is not
+ *                      known (a killed sender's spool damaged on its disk).
  *   BEACON       s->c  @stream is idle, nothing lost, up to @first_tsc
  *   FILE         s->c  payload: a NUL-terminated suffix (".kallsyms"), then a
  *                      zstd frame of the file's contents: BASE<suffix>
@@ -53,6 +55,7 @@
 #define KTNET_NAME_MAX		64		/* machine name, NUL included */
 #define KTNET_STREAM_NONE	0xffffffffu
 #define KTNET_STREAMS_MAX	8192		/* in a HELLO; stream ids are below it (CPUs) */
+#define KTNET_LOST_UNKNOWN	UINT64_MAX	/* DATA's @lost: not known how many */
 #define KTNET_RECORDS_MAX	(1u << 22)	/* in one DATA frame; ktrace sends CHUNK_RECORDS */
 
 enum ktnet_type {

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -73,15 +74,28 @@ struct send_stream {
 	uint64_t pending_lost;		/* dropped, not yet in a frame */
 	uint64_t dropped;		/* dropped in all */
 	uint64_t acked;			/* the collector has written up to here */
+	uint64_t sent;			/* the highest frame sent (on any connection) */
 	uint64_t last_tsc;
 	double last_frame;		/* now() of the last frame (beacons) */
+	bool maybe_lost;		/* a killed sender's spool: a damaged stretch
+					 * since its last frame may have held some */
 };
+
+/*
+ * A frame to send: in a spool segment (@seg, @off, @len), or, @seg
+ * NO_SEGMENT, one the spool could not hold or a damaged one stands for:
+ * empty frames @first_seq..@seq built when sent, the first counting @lost.
+ */
+#define NO_SEGMENT	UINT_MAX
 
 struct spool_frame {
 	struct spool_frame *next;
 	uint32_t stream;		/* index in sender.streams */
-	uint64_t seq;
+	uint64_t seq;			/* the last of its numbers */
+	uint64_t first_seq;		/* NO_SEGMENT: the first (else @seq) */
 	uint32_t records;
+	uint64_t lost;			/* its header's: counted lost if it is damaged */
+	uint64_t first_tsc;		/* NO_SEGMENT: the lost marker's time stamp */
 	unsigned int seg;
 	off_t off;
 	uint32_t len;			/* wire bytes: header and payload */
@@ -180,11 +194,16 @@ static void spool_trim(struct sender *s)
 	while (s->head && s->head != s->cursor &&
 	       s->head->seq <= s->streams[s->head->stream].acked) {
 		struct spool_frame *f = s->head;
-		struct spool_segment *seg = &s->segs[f->seg];
+		struct spool_segment *seg;
 
 		s->head = f->next;
 		if (!s->head)
 			s->tail = NULL;
+		if (f->seg == NO_SEGMENT) {
+			free(f);
+			continue;
+		}
+		seg = &s->segs[f->seg];
 		if (!--seg->live && f->seg != s->cur_seg) {
 			segment_free(s, f->seg);
 		} else if (!seg->live && ftruncate(seg->fd, 0) == 0) {
@@ -251,6 +270,11 @@ void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *
 		h.first_tsc = h.last_tsc = st->last_tsc;
 	ktnet_encode(wire, &h);
 	seg = &s->segs[s->cur_seg];
+	f = xcalloc(1, sizeof(*f));
+	*f = (struct spool_frame){ .stream = idx, .seq = h.seq, .first_seq = h.seq, .records = nr,
+				   .lost = h.lost, .first_tsc = h.first_tsc, .seg = s->cur_seg,
+				   .off = seg->size, .len = sizeof(wire) + zlen };
+	errno = 0;
 	if (pwrite(seg->fd, wire, sizeof(wire), seg->size) != sizeof(wire) ||
 	    (zlen && pwrite(seg->fd, st->zbuf, zlen, seg->size + sizeof(wire)) != (ssize_t)zlen)) {
 		/* a full disk is a full spool */
@@ -260,23 +284,32 @@ void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *
 			pr_warn("--spool %s: %s: records are dropped and counted lost", s->dir,
 				strerror(errno ? errno : ENOSPC));
 		s->disk_warned = true;
-		st->pending_lost += n;
-		st->dropped += n;
-		pthread_mutex_unlock(&s->lock);
-		return;
+		/* no half frame left behind for a later run to read back */
+		if (ftruncate(seg->fd, seg->size) < 0)
+			errno = 0;
+		if (nr) {
+			free(f);
+			st->pending_lost += n;
+			st->dropped += n;
+			pthread_mutex_unlock(&s->lock);
+			return;
+		}
+		/*
+		 * The last lost count (sender_finish): no later frame could carry
+		 * it, so it waits in memory to be sent (lost only with a kill).
+		 */
+		f->seg = NO_SEGMENT;
+		f->len = 0;
+	} else {
+		seg->size += f->len;
+		seg->live++;
+		s->spool_bytes += f->len;
 	}
-	f = xcalloc(1, sizeof(*f));
-	*f = (struct spool_frame){ .stream = idx, .seq = h.seq, .records = nr,
-				   .seg = s->cur_seg, .off = seg->size,
-				   .len = sizeof(wire) + zlen };
 	st->seq = h.seq;
 	st->pending_lost = 0;
 	if (nr)
 		st->last_tsc = h.last_tsc;
 	st->last_frame = now();
-	seg->size += f->len;
-	seg->live++;
-	s->spool_bytes += f->len;
 	s->raw_bytes += raw;
 	if (s->tail)
 		s->tail->next = f;
@@ -350,25 +383,30 @@ static int send_probe(int fd)
 /*
  * An ACK: frames of stream @h->stream up to @h->seq are written.  The
  * collector is not trusted: an ACK of a frame never sent (that would free
- * it from the spool unsent) is a protocol error (under lock).
+ * it from the spool unsent) is a protocol error (under lock).  A killed
+ * sender's spool (@in_hello, what the collector holds of it) may have been
+ * sent by that sender: up to its last frame there, or anything if none of
+ * the stream's frames are left in it (all acknowledged and freed).
  */
-static int take_ack(struct sender *s, const struct ktnet_hdr *h)
+static int take_ack(struct sender *s, const struct ktnet_hdr *h, bool in_hello)
 {
 	for (unsigned int i = 0; i < s->nr; i++) {
-		if (s->streams[i].id != h->stream)
+		struct send_stream *st = &s->streams[i];
+
+		if (st->id != h->stream)
 			continue;
-		/* a killed sender's stream: frames acknowledged may have left the spool */
-		if (s->recovered && h->seq > s->streams[i].seq)
-			s->streams[i].seq = h->seq;
-		if (h->seq > s->streams[i].seq) {
+		if (s->recovered && in_hello && !st->seq)
+			st->seq = h->seq;
+		if (s->recovered && in_hello && h->seq <= st->seq && h->seq > st->sent)
+			st->sent = h->seq;
+		if (h->seq > st->sent) {
 			pr_warn("--send %s:%s: the collector acknowledges frame %llu of cpu %u, "
 				"only %llu sent", s->addr.host, s->addr.port,
-				(unsigned long long)h->seq, h->stream,
-				(unsigned long long)s->streams[i].seq);
+				(unsigned long long)h->seq, h->stream, (unsigned long long)st->sent);
 			return -EPROTO;
 		}
-		if (h->seq > s->streams[i].acked)
-			s->streams[i].acked = h->seq;
+		if (h->seq > st->acked)
+			st->acked = h->seq;
 		return 0;
 	}
 	pr_warn("--send %s:%s: the collector acknowledges cpu %u, not a stream of ours",
@@ -391,6 +429,8 @@ static uint8_t *hello_payload(const struct sender *s, size_t *len)
 	}
 	return payload;
 }
+
+static void recovered_fixup(struct sender *s);
 
 /* HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
 static int handshake(struct sender *s, int fd)
@@ -416,10 +456,16 @@ static int handshake(struct sender *s, int fd)
 				bad ? bad : "unexpected answer to HELLO");
 			return -EPROTO;
 		}
-		if (h.stream == KTNET_STREAM_NONE)
+		if (h.stream == KTNET_STREAM_NONE) {
+			if (s->recovered) {
+				pthread_mutex_lock(&s->lock);
+				recovered_fixup(s);
+				pthread_mutex_unlock(&s->lock);
+			}
 			break;
+		}
 		pthread_mutex_lock(&s->lock);
-		ret = take_ack(s, &h);
+		ret = take_ack(s, &h, true);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (!ret)
@@ -455,7 +501,7 @@ static int receive(struct sender *s, int fd)
 	if (h.type != KTNET_ACK)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	ret = take_ack(s, &h);
+	ret = take_ack(s, &h, false);
 	spool_trim(s);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
@@ -477,19 +523,71 @@ static bool all_acked(struct sender *s)
 	return true;
 }
 
+/*
+ * Empty frames for @f's numbers from @from on, the first of them counting
+ * @lost: a frame the spool could not hold, or one found damaged in it.
+ */
+static int send_empty(struct sender *s, int fd, const struct spool_frame *f, uint64_t from,
+		      uint64_t lost)
+{
+	int ret = 0;
+
+	for (uint64_t seq = from; seq <= f->seq && !ret; seq++) {
+		struct ktnet_hdr h = { .type = KTNET_DATA, .stream = s->streams[f->stream].id,
+				       .seq = seq, .first_tsc = f->first_tsc,
+				       .last_tsc = f->first_tsc,
+				       .lost = seq == f->first_seq ? lost : 0 };
+
+		ret = ktnet_send(fd, &h, NULL);
+	}
+	return ret;
+}
+
+/*
+ * A DATA frame's payload is what its header says: one zstd frame of
+ * exactly @len bytes making @records records (the collector refuses a
+ * frame that is not, and would refuse it again on every reconnect).
+ */
+static bool payload_ok(const struct ktnet_hdr *h, const void *payload)
+{
+	if (!h->records)
+		return !h->len;
+	return h->len && ZSTD_getFrameContentSize(payload, h->len) ==
+			 (unsigned long long)h->records * sizeof(struct ktrace_record) &&
+	       ZSTD_findFrameCompressedSize(payload, h->len) == h->len;
+}
+
 static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 {
-	void *buf = xmalloc(f->len);
-	struct spool_segment seg;
-	int ret = 0;
+	struct spool_segment seg = { .fd = -1 };
+	struct ktnet_hdr h;
+	uint64_t from;
+	uint8_t *buf;
+	int ret;
 
 	/* under the lock: a CPU thread's segment_new() may move s->segs */
 	pthread_mutex_lock(&s->lock);
-	seg = s->segs[f->seg];
+	from = s->streams[f->stream].acked + 1;
+	if (f->seg != NO_SEGMENT)
+		seg = s->segs[f->seg];
 	pthread_mutex_unlock(&s->lock);
-	if (pread(seg.fd, buf, f->len, f->off) != (ssize_t)f->len)
-		die("--spool %s: reading spool.%u: %s", s->dir, seg.nr,
-		    strerror(errno ? errno : EIO));
+	if (f->seg == NO_SEGMENT)
+		return send_empty(s, fd, f, from > f->first_seq ? from : f->first_seq, f->lost);
+	buf = xmalloc(f->len);
+	/* read back as written: else its records are counted lost, as we know them */
+	errno = 0;
+	if (pread(seg.fd, buf, f->len, f->off) != (ssize_t)f->len || ktnet_decode(&h, buf) ||
+	    h.type != KTNET_DATA || h.stream != s->streams[f->stream].id || h.seq != f->seq ||
+	    h.len != f->len - KTNET_HDR_SIZE || h.records != f->records ||
+	    !payload_ok(&h, buf + KTNET_HDR_SIZE)) {
+		pr_warn("--spool %s: spool.%u: frame %llu of cpu %u damaged%s%s: its %u records "
+			"are counted lost", s->dir, seg.nr, (unsigned long long)f->seq,
+			s->streams[f->stream].id, errno ? ": " : "", errno ? strerror(errno) : "",
+			f->records);
+		free(buf);
+		return send_empty(s, fd, f, f->seq, f->lost > KTNET_LOST_UNKNOWN - f->records ?
+						    KTNET_LOST_UNKNOWN : f->lost + f->records);
+	}
 	ret = ktnet_write_all(fd, buf, f->len);
 	free(buf);
 	return ret;
@@ -556,6 +654,8 @@ static int stream(struct sender *s, int fd)
 			pthread_mutex_lock(&s->lock);
 			if (s->cursor == f)
 				s->cursor = f->next;
+			if (f->seq > s->streams[f->stream].sent)
+				s->streams[f->stream].sent = f->seq;
 			s->frames++;
 			s->wire_bytes += f->len;
 			pthread_mutex_unlock(&s->lock);
@@ -765,65 +865,237 @@ static void spool_set_aside(const char *dir)
 	free(aside);
 }
 
+/* A frame to send, appended to the list (under lock, or before the thread runs). */
+static struct spool_frame *frame_append(struct sender *s, const struct spool_frame *tmpl)
+{
+	struct spool_frame *f = xmalloc(sizeof(*f));
+
+	*f = *tmpl;
+	f->next = NULL;
+	if (s->tail)
+		s->tail->next = f;
+	else
+		s->head = f;
+	s->tail = f;
+	return f;
+}
+
+/* lost + records, or KTNET_LOST_UNKNOWN past it (a header's lost may be anything) */
+static uint64_t lost_plus(uint64_t lost, uint64_t records)
+{
+	return lost >= KTNET_LOST_UNKNOWN - records ? KTNET_LOST_UNKNOWN : lost + records;
+}
+
+/*
+ * Stream @idx of a killed sender's spool goes on at frame @seq: the numbers
+ * before it that a damaged stretch took become one lost marker of unknown
+ * count (and empty frames), so the collector takes what follows.
+ */
+static void recovered_gap(struct sender *s, unsigned int idx, uint64_t seq, uint64_t tsc)
+{
+	struct send_stream *st = &s->streams[idx];
+
+	if (seq <= st->seq + 1)
+		return;
+	frame_append(s, &(struct spool_frame){ .stream = idx, .first_seq = st->seq + 1,
+					       .seq = seq - 1, .lost = KTNET_LOST_UNKNOWN,
+					       .first_tsc = tsc, .seg = NO_SEGMENT });
+	pr_warn("--spool %s: cpu %u: frames %llu to %llu are not in the spool (damaged): "
+		"counted lost, how many records unknown", s->dir, st->id,
+		(unsigned long long)(st->seq + 1), (unsigned long long)(seq - 1));
+	st->seq = seq - 1;
+}
+
+enum spooled { SPOOLED_OK, SPOOLED_CUT, SPOOLED_DAMAGED, SPOOLED_NONE };
+
+/*
+ * What is at byte @off of a killed sender's segment (@map, @size bytes):
+ * a whole frame its header describes (header, stream and number sane,
+ * payload a zstd frame that makes its records), one whose header is sane
+ * but cut short by the end of the file or with a damaged payload (@h and
+ * @idx set), or no frame.  The payload is decompressed: a frame found by
+ * scanning damaged bytes is a real one.
+ */
+static enum spooled spooled_at(struct sender *s, const uint8_t *map, off_t size, off_t off,
+			       struct ktnet_hdr *h, unsigned int *idx, ZSTD_DCtx *dz,
+			       void **scratch, size_t *cap)
+{
+	const uint8_t *payload = map + off + KTNET_HDR_SIZE;
+	size_t raw;
+
+	if (off + KTNET_HDR_SIZE > size || ktnet_decode(h, map + off) || h->type != KTNET_DATA)
+		return SPOOLED_NONE;
+	for (*idx = 0; *idx < s->nr && s->streams[*idx].id != h->stream; (*idx)++)
+		;
+	if (*idx == s->nr || h->seq <= s->streams[*idx].seq)
+		return SPOOLED_NONE;
+	if (h->len > size - off - KTNET_HDR_SIZE)
+		return SPOOLED_CUT;
+	if (!payload_ok(h, payload))
+		return SPOOLED_DAMAGED;
+	raw = (size_t)h->records * sizeof(struct ktrace_record);
+	if (raw > *cap) {
+		*scratch = xrealloc(*scratch, raw);
+		*cap = raw;
+	}
+	if (raw && ZSTD_decompressDCtx(dz, *scratch, raw, payload, h->len) != raw)
+		return SPOOLED_DAMAGED;
+	return SPOOLED_OK;
+}
+
 /*
  * The frames of segment @n (file @fd) of a killed sender's spool, in
- * order.  A frame the kill cut short becomes an empty one of its number
- * counting its records lost; a header cut short had no number yet.
+ * order.  A frame the kill cut short, or one whose payload is damaged,
+ * becomes an empty one of its number counting its records (and its lost
+ * count) lost; a header cut short had no number yet.  After damage the
+ * next whole frame is looked for byte by byte; the numbers skipped on the
+ * way are counted lost, how many records unknown (recovered_gap(), and
+ * recovered_fixup() for a stream with no frame after it).
  */
 static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 {
-	struct stat st;
 	off_t off = 0, size;
+	ZSTD_DCtx *dz = ZSTD_createDCtx();
+	void *scratch = NULL;
+	size_t cap = 0;
+	struct stat st;
+	uint8_t *map;
 
-	if (fstat(fd, &st) < 0)
+	if (!dz)
+		die("zstd: out of memory");
+	if (fstat(fd, &st) < 0 || st.st_size < KTNET_HDR_SIZE) {
+		ZSTD_freeDCtx(dz);
 		return;
+	}
 	size = st.st_size;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		pr_warn("--spool %s: spool.%u: %s: left out", s->dir, s->segs[n].nr, strerror(errno));
+		ZSTD_freeDCtx(dz);
+		return;
+	}
 	while (off + KTNET_HDR_SIZE <= size) {
-		uint8_t wire[KTNET_HDR_SIZE];
-		struct ktnet_hdr h;
-		struct spool_frame *f;
-		unsigned int idx;
+		struct ktnet_hdr h = { 0 };
+		unsigned int idx = 0;
+		enum spooled what = spooled_at(s, map, size, off, &h, &idx, dz, &scratch, &cap);
+		off_t from = off + 1, next;	/* where to look for the next frame; found */
+		uint32_t len = h.len;		/* the damaged frame's payload, by its header */
+		struct send_stream *sst = &s->streams[idx < s->nr ? idx : 0];
+		const uint8_t *hit;
+		bool unaccounted;
 
-		if (pread(fd, wire, sizeof(wire), off) != sizeof(wire) || ktnet_decode(&h, wire) ||
-		    h.type != KTNET_DATA)
-			break;
-		for (idx = 0; idx < s->nr && s->streams[idx].id != h.stream; idx++)
-			;
-		if (idx == s->nr || h.seq <= s->streams[idx].seq)
-			break;
-		if (off + KTNET_HDR_SIZE + (off_t)h.len > size) {
-			h.lost += h.records;
-			h.records = 0;
-			h.len = 0;
-			h.last_tsc = h.first_tsc;
-			ktnet_encode(wire, &h);
-			if (pwrite(fd, wire, sizeof(wire), off) != sizeof(wire))
-				break;
-			pr_info("--spool %s: spool.%u: frame %llu of cpu %u cut short: its %llu "
-				"records are counted lost", s->dir, s->segs[n].nr, (unsigned long long)h.seq,
-				h.stream, (unsigned long long)h.lost);
+		if (what != SPOOLED_NONE && sst->seq)
+			recovered_gap(s, idx, h.seq, sst->last_tsc);
+		if (what == SPOOLED_OK) {
+			frame_append(s, &(struct spool_frame){ .stream = idx, .seq = h.seq,
+							       .first_seq = h.seq, .records = h.records,
+							       .lost = h.lost, .first_tsc = h.first_tsc,
+							       .seg = n, .off = off,
+							       .len = KTNET_HDR_SIZE + h.len });
+			s->segs[n].live++;
+			sst->seq = h.seq;
+			sst->last_tsc = h.records ? h.last_tsc : h.first_tsc;
+			sst->maybe_lost = false;
+			off += KTNET_HDR_SIZE + h.len;
+			continue;
 		}
-		f = xcalloc(1, sizeof(*f));
-		*f = (struct spool_frame){ .stream = idx, .seq = h.seq, .records = h.records,
-					   .seg = n, .off = off, .len = KTNET_HDR_SIZE + h.len };
-		if (s->tail)
-			s->tail->next = f;
+		if (what != SPOOLED_NONE) {
+			frame_append(s, &(struct spool_frame){ .stream = idx, .seq = h.seq,
+							       .first_seq = h.seq,
+							       .lost = lost_plus(h.lost, h.records),
+							       .first_tsc = h.first_tsc,
+							       .seg = NO_SEGMENT });
+			pr_info("--spool %s: spool.%u: frame %llu of cpu %u %s: its %u records are "
+				"counted lost", s->dir, s->segs[n].nr, (unsigned long long)h.seq,
+				h.stream, what == SPOOLED_CUT ? "cut short" : "damaged", h.records);
+			sst->seq = h.seq;
+			sst->last_tsc = h.first_tsc;
+			sst->maybe_lost = false;
+			from = off + KTNET_HDR_SIZE;
+		}
+		/* the next whole frame after it, if any */
+		for (hit = map + from; (hit = memmem(hit, map + size - hit, KTNET_MAGIC, 4)); hit++)
+			if (spooled_at(s, map, size, hit - map, &h, &idx, dz, &scratch,
+				       &cap) == SPOOLED_OK)
+				break;
+		/*
+		 * Bytes no frame accounts for: any stream may have lost frames
+		 * there.  Not so the rest of a frame the kill cut short, nor a
+		 * header cut short after a damaged payload.
+		 */
+		next = hit ? hit - map : size;
+		if (what == SPOOLED_NONE)
+			unaccounted = true;
+		else if (what == SPOOLED_CUT)
+			unaccounted = hit;
 		else
-			s->head = f;
-		s->tail = f;
-		s->streams[idx].seq = h.seq;
-		s->segs[n].live++;
-		off += f->len;
+			unaccounted = next - from > (off_t)len + (hit ? 0 : KTNET_HDR_SIZE - 1);
+		if (unaccounted) {
+			if (what == SPOOLED_NONE && !hit)
+				pr_warn("--spool %s: spool.%u: no frame at byte %lld: the rest left out",
+					s->dir, s->segs[n].nr, (long long)off);
+			else if (what == SPOOLED_NONE)
+				pr_warn("--spool %s: spool.%u: bytes %lld to %lld damaged: left out",
+					s->dir, s->segs[n].nr, (long long)off,
+					(long long)(next - 1));
+			for (unsigned int i = 0; i < s->nr; i++)
+				s->streams[i].maybe_lost = true;
+		}
+		if (!hit)
+			break;
+		off = next;
 	}
-	if (off < size) {
-		if (off + KTNET_HDR_SIZE <= size)
-			pr_warn("--spool %s: spool.%u: no frame at byte %lld: the rest left out",
-				s->dir, s->segs[n].nr, (long long)off);
-		if (ftruncate(fd, off) < 0)
-			pr_warn("--spool %s: spool.%u: %s", s->dir, s->segs[n].nr, strerror(errno));
+	munmap(map, size);
+	free(scratch);
+	ZSTD_freeDCtx(dz);
+	s->segs[n].size = size;
+	s->spool_bytes += size;
+}
+
+/*
+ * Once the collector said what it holds of a killed sender's recording:
+ * numbers between that and a stream's first frame in the spool, and after
+ * its last one if a damaged stretch followed it, are counted lost (how many
+ * records unknown), so the collector takes the rest (under lock).
+ */
+static void recovered_fixup(struct sender *s)
+{
+	for (unsigned int i = 0; i < s->nr; i++) {
+		struct send_stream *st = &s->streams[i];
+		struct spool_frame *f;
+
+		for (f = s->head; f && f->stream != i; f = f->next)
+			;
+		if (f && f->first_seq > st->acked + 1) {
+			struct spool_frame *gap = xmalloc(sizeof(*gap));
+
+			*gap = (struct spool_frame){ .next = s->head, .stream = i,
+						     .first_seq = st->acked + 1,
+						     .seq = f->first_seq - 1,
+						     .lost = KTNET_LOST_UNKNOWN,
+						     .first_tsc = f->first_tsc, .seg = NO_SEGMENT };
+			s->head = gap;
+			pr_warn("--spool %s: cpu %u: frames %llu to %llu neither in the spool nor "
+				"at the collector: counted lost, how many records unknown", s->dir,
+				st->id, (unsigned long long)gap->first_seq,
+				(unsigned long long)gap->seq);
+		}
+		if (st->maybe_lost) {
+			if (st->acked > st->seq)
+				st->seq = st->acked;
+			frame_append(s, &(struct spool_frame){ .stream = i, .first_seq = st->seq + 1,
+							       .seq = st->seq + 1,
+							       .lost = KTNET_LOST_UNKNOWN,
+							       .first_tsc = st->last_tsc,
+							       .seg = NO_SEGMENT });
+			pr_warn("--spool %s: cpu %u: frames after %llu may have been in a damaged "
+				"stretch: counted lost, how many records unknown", s->dir, st->id,
+				(unsigned long long)st->seq);
+			st->seq++;
+			st->maybe_lost = false;
+		}
 	}
-	s->segs[n].size = off;
-	s->spool_bytes += off;
+	s->cursor = s->head;
 }
 
 /*

@@ -164,4 +164,141 @@ if mount -t tmpfs -o size=64m,nr_inodes=5 tmpfs "$T/ino" 2>/dev/null; then
 else
 	skip "spool out of inodes: no tmpfs (needs root)"
 fi
+
+# --- the spool's disk full (a small tmpfs, filled but for the page of
+# the spool's hello) for the whole recording: every frame dropped, and the
+# last frame, counting them all, cannot be spooled either.  It must still
+# reach the collector (it was counted nowhere).  Ground truth: the fake
+# device's counts against the collector's files.
+mkdir "$T/sfull"
+if mount -t tmpfs -o size=256k tmpfs "$T/sfull" 2>/dev/null; then
+	trap 'umount "$T/sfull" 2>/dev/null; rm -rf "$T"' EXIT
+	dd if=/dev/zero of="$T/sfull/fill" bs=4k 2>/dev/null
+	truncate -s -4096 "$T/sfull/fill"
+	collector_start
+	KTFAKE_RATE=20000 sender hfull --send "127.0.0.1:$CPORT" --spool "$T/sfull/s" \
+		-e sched -d 1 --send-wait 20
+	wait $SPID
+	TAP_ERR=$T/hfull.err check "spool's disk full: the sender exits 0, saying so" \
+		'[ $? -eq 0 ] && grep -q "No space left on device: records are dropped and counted lost" "$T/hfull.err"'
+	counts hfull
+	ok $? "spool's disk full: every record counted, by the last frame that could not be spooled" \
+		"$(cat "$T/hfull.count")"
+	collector_stop
+	umount "$T/sfull"
+else
+	skip "spool's disk full: no tmpfs (needs root)"
+fi
+
+# --- a killed sender's spool damaged on its disk: one frame's payload (its
+# header intact), another frame's header.  Each becomes a counted loss: the
+# first by its header's count, the second as a lost marker of unknown count
+# (its header unreadable) with its number filled so that the collector
+# takes the frames after it, which are read on (found again byte by byte).
+# Ground truth: the frames' headers as this test decodes them before the
+# damage; per CPU, events plus the known lost counts equal the frames'
+# records plus lost less the header-damaged frame's, which is one marker of
+# unknown count (arg1 = arg2 = 0xffffffff).
+collector_start
+ok $? "the collector listens again" "$(cat "$T/coll.err")"
+iport=$(free_port)
+KTFAKE_RATE=20000 sender dmg --send "127.0.0.1:$iport" --spool "$T/dspool" -e sched -d 30
+pi=$SPID
+sleep 1.5
+kill -KILL $(pgrep -P $pi); wait $pi 2>/dev/null
+python3 - "$T/dspool" >"$T/dmg.expect" 2>"$T/dmg.py.err" <<'PY'
+import glob, os, struct, sys
+frames = []	# (segment, offset, stream, seq, records + lost, payload length)
+for seg in sorted(glob.glob(os.path.join(sys.argv[1], 'spool.*')),
+                  key=lambda p: int(p.rsplit('.', 1)[1])):
+    data = open(seg, 'rb').read()
+    off = 0
+    while off + 64 <= len(data):
+        magic, ver, typ, stream, length, seq, first, last, lost, records = \
+            struct.unpack_from('<4sHHIIQQQQI', data, off)
+        if magic != b'KTN\x01' or typ != 3:
+            sys.exit(f'{seg}: no DATA frame at {off}')
+        frames.append((seg, off, stream, seq, records + lost, length))
+        off += 64 + length
+# two whole frames with records in the first segment, frames after them
+first = [f for f in frames if f[0] == frames[0][0] and f[5] > 0]
+if len(first) < 6 or len({f[2] for f in frames}) < 2:
+    sys.exit('too few frames to damage: %d' % len(first))
+pay, head = first[1], first[3]
+total = {}
+for f in frames:
+    total[f[2]] = total.get(f[2], 0) + f[4]
+with open(pay[0], 'r+b') as fd:	# the zstd frame's magic and size fields
+    fd.seek(pay[1] + 64)
+    fd.write(b'\xde\xad' * 4)
+with open(head[0], 'r+b') as fd:	# its magic, and its length field
+    fd.seek(head[1])
+    fd.write(b'XXXX')
+    fd.seek(head[1] + 12)
+    fd.write(struct.pack('<I', 0x7fffffff))
+for cpu in sorted(total):
+    # CPU, its records + lost less the unknown frame's, unknown markers
+    print(cpu, total[cpu] - (head[4] if cpu == head[2] else 0), int(cpu == head[2]))
+print('# damaged: payload of cpu %d frame %d, header of cpu %d frame %d' %
+      (pay[2], pay[3], head[2], head[3]), file=sys.stderr)
+PY
+TAP_ERR=$T/dmg.py.err check "a killed sender's spool, two of its frames damaged here" \
+	'[ $? -eq 0 ] && [ -s "$T/dmg.expect" ]'
+cat "$T/dmg.py.err" | sed 's/^/# /'
+KTFAKE_RATE=5000 sender dmg --send "127.0.0.1:$CPORT" --spool "$T/dspool" -e sched -d 0.5 \
+	--send-wait 10
+wait $SPID
+TAP_ERR=$T/dmg.err check "started again on the damaged spool: exits 0, the earlier frames delivered" \
+	'[ $? -eq 0 ] && grep -q "an earlier recording.s .*unsent.0: the collector has them" "$T/dmg.err"'
+TAP_ERR=$T/dmg.err check "... saying which frame was damaged and what was skipped" \
+	'grep -q "spool.0: frame [0-9]* of cpu [0-9]* damaged: its [0-9]* records are counted lost" "$T/dmg.err" &&
+	 grep -q "spool.0: bytes [0-9]* to [0-9]* damaged: left out" "$T/dmg.err"'
+gold=$(ls -d "$T"/coll/.previous/dmg.* 2>/dev/null | head -1)
+python3 - "$gold" "$T/dmg.expect" >"$T/dmg0.count" 2>&1 <<'PY'
+import struct, sys
+bad = 0
+for line in open(sys.argv[2]):
+    cpu, expect, unknown = map(int, line.split())
+    data = open(f'{sys.argv[1]}/trace.cpu{cpu}', 'rb').read()[512:]
+    events, lost, unk, last, ok = 0, 0, 0, -1, len(data) % 24 == 0
+    for off in range(0, len(data) - len(data) % 24, 24):
+        tsc, ev, tid, a1, a2 = struct.unpack_from('<QIIII', data, off)
+        if ev == 1 << 24 and a1 == a2 == 0xffffffff:
+            unk += 1
+        elif ev == 1 << 24:
+            lost += a1 | a2 << 32
+        else:
+            ok = ok and a1 > last
+            last = a1
+            events += 1
+    good = ok and events + lost == expect and unk == unknown
+    print(f'cpu {cpu}: expect {expect} unknown {unknown}; file: events {events} lost {lost} '
+          f'unknown {unk} increasing {ok}{"" if good else "  MISMATCH"}')
+    bad += not good
+sys.exit(1 if bad else 0)
+PY
+ok $? "damaged spool: every record delivered or counted, the unreadable frame as unknown" \
+	"$gold: $(cat "$T/dmg0.count")"
+counts dmg
+ok $? "the new recording after it: every record delivered or counted" "$(cat "$T/dmg.count")"
+collector_stop
+
+# --- a collector that acknowledges frames it never received (answering
+# HELLO with frame 3 before any was sent): refused, the connection closed,
+# and on the next one every frame is sent.  Ground truth: the fake
+# collector's sums of the DATA headers' records and lost counts against
+# the fake device's counts.
+python3 "$ROOT/tests/host/ktnet-ackahead.py" 40 "$T/ahead.got" >"$T/ahead.out" 2>&1 &
+pa=$!
+for _ in $(seq 100); do grep -q '^port' "$T/ahead.out" 2>/dev/null && break; sleep 0.05; done
+aport=$(sed -n 's/^port //p' "$T/ahead.out")
+KTFAKE_RATE=20000 sender ahead --send "127.0.0.1:$aport" -e sched -d 2 --send-wait 20
+wait $SPID
+TAP_ERR=$T/ahead.err check "an ACK of a frame not sent: refused, saying so; the sender exits 0" \
+	'[ $? -eq 0 ] && grep -q "the collector acknowledges frame 3 of cpu [0-9]*, only 0 sent" "$T/ahead.err"'
+wait $pa
+TAP_ERR=$T/ahead.out check "the fake collector saw every stream end, no frame number jump" \
+	'[ $? -eq 0 ] && ! grep -q "^gap" "$T/ahead.out"'
+awk '{ print $1, $2 + $3 }' "$T/ahead.stats" | diff - "$T/ahead.got" >"$T/ahead.diff" 2>&1
+TAP_ERR=$T/ahead.diff check "... every record delivered or counted (the fake's counts)" '[ $? -eq 0 ]'
 done_testing
