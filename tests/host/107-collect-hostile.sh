@@ -17,7 +17,8 @@
 # Then resources running out: descriptors (ulimit -n) with a clear message
 # and the collector serving once they are back; a full disk (a tmpfs, root
 # only) with one message, the sender retrying, and every record delivered
-# once the disk has room.
+# once the disk has room.  Then a state file whose record count wraps
+# when multiplied.
 . "$(dirname "$0")/collect-common.sh"
 
 HOSTILE=$ROOT/tests/host/ktnet-hostile.py
@@ -193,4 +194,25 @@ TAP_ERR=$T/hs.err check "a damaged spool: the sender exits 0, having said what i
 counts hs
 ok $? "... and its own recording is delivered or counted, once" "$(cat "$T/hs.count")"
 collector_stop
+# a state file read as peer input: a record count whose product with the
+# record size wraps past 2^64 (to 8) must not pass for a file of 520
+# bytes.  Ground truth: the trace file's size (stat) and the ACKs.
+SEEDHDR=$T/seed.hdr
+head -c 512 "$T/coll/seed/trace.cpu0" >"$SEEDHDR"
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" hello:ov >"$T/ov.out" 2>&1
+collector_stop
+printf '%020d %020d\n' 1 768614336404564651 >"$T/coll/ov/.trace.cpu0.state"
+printf 'xxxxxxxx' >>"$T/coll/ov/trace.cpu0"
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" hello:ov >>"$T/ov.out" 2>&1
+collector_stop
+ovsize=$(stat -c %s "$T/coll/ov/trace.cpu0")
+ovrec=$(cut -d' ' -f2 "$T/coll/ov/.trace.cpu0.state")
+TAP_ERR=$T/coll.err check "a state count that overflows: said, the file started over" \
+	'grep -q "ov/trace.cpu0: does not hold the 768614336404564651 records" "$T/coll.err"'
+TAP_ERR=$T/ov.out check "... no frame acknowledged from it (the sender sends them all)" \
+	'[ "$(sed -n 2p "$T/ov.out")" = "hello ov -" ]'
+check "... the file holds whole records, as many as its state says ($ovsize bytes, $ovrec)" \
+	'[ $(((ovsize - 512) % 24)) -eq 0 ] && [ $((10#$ovrec)) -eq $(((ovsize - 512) / 24)) ]'
 done_testing

@@ -6,9 +6,10 @@
 
 Each CASE runs on a connection of its own and prints "CASE PEER" (PEER as
 the collector names it, 127.0.0.1:LOCALPORT) so the test can find the
-collector's message about it.  HEADER_FILE: a real trace file, whose first
-512 bytes are the trace header a HELLO carries.  The wire format is written
-here from ktnet.h, not taken from ktrace's code.
+collector's message about it; hello:NAME prints what it got instead.
+HEADER_FILE: a real trace file, whose first 512 bytes are the trace header
+a HELLO carries.  The wire format is written here from ktnet.h, not taken
+from ktrace's code.
 """
 import os
 import socket
@@ -75,10 +76,40 @@ def drain(s, secs=1.0):
     return False
 
 
+def acks(s):
+    """The ACKs after a HELLO, up to the one for NONE: 'stream:seq' each."""
+    got, buf = [], b''
+    s.settimeout(5)
+    while True:
+        while len(buf) < 64:
+            b = s.recv(4096)
+            if not b:
+                return got + ['closed']
+            buf += b
+        typ, stream, _, seq = struct.unpack_from('<HIIQ', buf, 6)
+        buf = buf[64:]
+        if typ == ACK and stream == NONE:
+            return got
+        got.append('%d:%d' % (stream, seq))
+
+
 def main():
     port, header = int(sys.argv[1]), open(sys.argv[2], 'rb').read(512)
     held = []
     for case in sys.argv[3:]:
+        if case.startswith('hello:'):
+            # hello:NAME: a HELLO of session 0x1234 and stream 0, a DATA
+            # frame of no records after the ones acknowledged, END; prints
+            # "hello NAME ACKS" (the ACKs before NONE)
+            s = connect(port)
+            s.sendall(hello(header, case[6:], [0]))
+            got = acks(s)
+            seq = int(got[0].split(':')[1]) + 1 if got and got[0] != 'closed' else 1
+            s.sendall(msg(DATA, stream=0, seq=seq) + msg(END, stream=0, seq=seq))
+            drain(s, 0.5)
+            print('hello', case[6:], ' '.join(got) or '-', flush=True)
+            s.close()
+            continue
         s = connect(port, rcvbuf=4096 if case == 'flood' else None)
         print(case, '127.0.0.1:%d' % s.getsockname()[1], flush=True)
         out = b''
