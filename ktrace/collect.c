@@ -16,7 +16,8 @@
  * .trace.cpuN.state says which frame and how many records the file holds
  * (a frame is acknowledged only once that is written too): a collector
  * killed and started again cuts the file back to that and tells the
- * sender, which sends the rest from its spool.  A new recording
+ * sender, which sends the rest from its spool.  A machine's files are
+ * open while its connection is; the next HELLO opens them the same way.  A new recording
  * (another session number in HELLO) moves the directory of the last one
  * of that name aside, to DIR/.previous/NAME.SESSION.
  */
@@ -48,6 +49,17 @@
 #define OUT_MAX		(1u << 20)	/* replies queued to a peer that does not read them */
 #define MACHINES_MAX	4096
 #define PEER_IDLE_S	10		/* senders probe 4 times a second: silence is death */
+/*
+ * Payload memory: a message's payload is read only once its @len (+1, a
+ * NUL) is reserved from PAYLOAD_BUDGET, shared by all connections; one
+ * that does not fit waits, unread, until another message is done (one is
+ * always let through, so the biggest message a sender may send goes).
+ * The buffer is freed after each message: an idle connection holds none.
+ */
+#define PAYLOAD_BUDGET	(2 * (size_t)KTNET_PAYLOAD_MAX + 2)
+#define PAYLOAD_MIN_BPS	(64u << 10)	/* slower, after PEER_IDLE_S: a peer holding memory */
+#define ACCEPT_RETRY_S	1		/* accept() failed for want of a resource: again after */
+#define DECODE_KEEP	(4u << 20)	/* a DATA frame's columns kept for the next one */
 #define SAID_MAX	4		/* write errors said once each, per machine */
 
 struct cstream {
@@ -84,6 +96,9 @@ struct conn {
 	struct ktnet_hdr h;
 	uint8_t *payload;
 	size_t payload_cap;		/* grows as the payload's bytes come, not as @len says */
+	size_t reserved;		/* of the collector's PAYLOAD_BUDGET, for this payload */
+	bool waiting;			/* for PAYLOAD_BUDGET: not read meanwhile */
+	double payload_start;		/* now() when the reservation was granted */
 	double last_byte;		/* now() when the last byte came */
 	uint64_t t_recv;		/* when the message's last byte came */
 	uint8_t *out;			/* acks and replies not yet sent */
@@ -99,6 +114,9 @@ struct collector {
 	unsigned int nr_machines;
 	ZSTD_DCtx *dz;
 	bool accept_paused;		/* out of file descriptors: new peers wait */
+	bool accept_said;		/* ... and that was said (once a pause) */
+	double accept_retry;		/* now() when accept() is tried again */
+	size_t reserved;		/* payload bytes reserved by all connections */
 	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
 	size_t raw_cap;
 };
@@ -673,8 +691,18 @@ static int on_message(struct collector *col, struct conn *c)
 		return -EPROTO;
 	}
 	switch (c->h.type) {
-	case KTNET_DATA:
-		return on_data(col, c);
+	case KTNET_DATA: {
+		int ret = on_data(col, c);
+
+		/* a peer's 4M-record frame must not keep 2 x 96 MiB with us */
+		if (col->raw_cap > DECODE_KEEP) {
+			free(col->raw);
+			free(col->recs);
+			col->raw = col->recs = NULL;
+			col->raw_cap = 0;
+		}
+		return ret;
+	}
 	case KTNET_FILE:
 		return on_file(c);
 	case KTNET_PROBE: {
@@ -707,6 +735,34 @@ static int on_message(struct collector *col, struct conn *c)
 	}
 }
 
+/* Reserve c's payload from PAYLOAD_BUDGET; false: it waits, unread. */
+static bool reserve_payload(struct collector *col, struct conn *c)
+{
+	size_t need = (size_t)c->h.len + 1;
+
+	if (col->reserved && col->reserved + need > PAYLOAD_BUDGET) {
+		c->waiting = true;
+		return false;
+	}
+	col->reserved += need;
+	c->reserved = need;
+	if (c->waiting)
+		c->last_byte = now();	/* its silence was ours */
+	c->waiting = false;
+	c->payload_start = now();
+	return true;
+}
+
+/* The message is done, or the connection: its payload memory goes back. */
+static void release_payload(struct collector *col, struct conn *c)
+{
+	col->reserved -= c->reserved;
+	c->reserved = 0;
+	free(c->payload);
+	c->payload = NULL;
+	c->payload_cap = 0;
+}
+
 /*
  * Read what there is, MESSAGES_PER_TURN messages at most (a fast sender
  * must not keep the others waiting); <0 (or -EPIPE at the end) closes the
@@ -721,6 +777,8 @@ static int on_readable(struct collector *col, struct conn *c)
 		const char *bad;
 		int ret;
 
+		if (c->have_hdr && c->h.len && !c->reserved && !reserve_payload(col, c))
+			return 0;
 		/*
 		 * The payload buffer grows with the bytes that came (64 KiB, then
 		 * doubling), so a header that claims 64 MiB costs the peer 64 MiB
@@ -759,6 +817,12 @@ static int on_readable(struct collector *col, struct conn *c)
 				pr_warn("%s: %s: closed", c->peer, bad);
 				return -EPROTO;
 			}
+			if (!c->m && c->h.type != KTNET_HELLO) {
+				/* before its payload is read: only HELLO may cost us memory */
+				pr_warn("%s: a message before HELLO (type %u, %u bytes): closed",
+					c->peer, c->h.type, c->h.len);
+				return -EPROTO;
+			}
 			c->have_hdr = true;
 			c->got = 0;
 			if (c->h.len)
@@ -771,6 +835,7 @@ static int on_readable(struct collector *col, struct conn *c)
 		c->got = 0;
 		messages++;
 		ret = on_message(col, c);
+		release_payload(col, c);
 		if (ret < 0)
 			return ret;
 		if (c->out_len > OUT_MAX) {
@@ -799,10 +864,17 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 		else if (!c->m->nr_said)	/* a write error: said, and every retry ends so */
 			pr_info("%s: connection from %s ended before the recording did",
 				c->m->name, c->peer);
+		/*
+		 * Its files are closed until the sender is back: two descriptors
+		 * a stream must not stay with every name a peer ever sent.  The
+		 * next HELLO of this session opens them again where the state
+		 * files say.
+		 */
+		close_machine(c->m);
 		c->m->conn = NULL;
 	}
 	close(c->fd);
-	free(c->payload);
+	release_payload(col, c);
 	free(c->out);
 	free(c);
 	col->conns[i] = col->conns[--col->nr_conns];
@@ -819,14 +891,22 @@ static void accept_conn(struct collector *col, int lfd)
 
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		       errno == ENOMEM)) {
-		/* a resource running out: the peer waits in the backlog, we go on */
-		pr_warn("--listen: %s with %u connections open; new ones wait until one "
-			"closes", strerror(errno), col->nr_conns);
+		/*
+		 * A resource running out: the peer waits in the backlog, we go
+		 * on, and try again when a connection closes or in a second (the
+		 * descriptors may be held by no connection of ours).
+		 */
+		if (!col->accept_said)
+			pr_warn("--listen: %s with %u connections open; new ones wait until one "
+				"closes, or a second", strerror(errno), col->nr_conns);
+		col->accept_said = true;
 		col->accept_paused = true;
+		col->accept_retry = now() + ACCEPT_RETRY_S;
 		return;
 	}
 	if (fd < 0)
 		return;
+	col->accept_said = false;
 	getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
 		    NI_NUMERICHOST | NI_NUMERICSERV);
 	c = xcalloc(1, sizeof(*c));
@@ -895,10 +975,19 @@ int collect(const struct ktrace_opts *o)
 		struct timespec tick = { 1, 0 };	/* for the idle peers */
 		double t;
 
+		if (col.accept_paused && now() >= col.accept_retry)
+			col.accept_paused = false;
 		pfd[0] = (struct pollfd){ .fd = col.accept_paused ? -1 : lfd, .events = POLLIN };
-		for (unsigned int i = 0; i < n; i++)
-			pfd[i + 1] = (struct pollfd){ .fd = col.conns[i]->fd,
-				.events = POLLIN | (col.conns[i]->out_len ? POLLOUT : 0) };
+		for (unsigned int i = 0; i < n; i++) {
+			struct conn *c = col.conns[i];
+
+			/* one waiting for payload memory is not read (nor polled, if idle) */
+			if (c->waiting)
+				reserve_payload(&col, c);
+			pfd[i + 1] = (struct pollfd){
+				.fd = c->waiting && !c->out_len ? -1 : c->fd,
+				.events = (c->waiting ? 0 : POLLIN) | (c->out_len ? POLLOUT : 0) };
+		}
 		if (ppoll(pfd, n + 1, &tick, &orig) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
 		t = now();
@@ -907,10 +996,19 @@ int collect(const struct ktrace_opts *o)
 			struct conn *c = col.conns[i];
 			int ret = 0;
 
-			if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+			if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR) && !c->waiting)
 				ret = on_readable(&col, c);
 			if (!ret)
 				ret = flush(c);
+			if (!ret && c->waiting)
+				continue;	/* its silence is ours */
+			if (!ret && c->reserved && t - c->payload_start > PEER_IDLE_S &&
+			    c->got < (t - c->payload_start) * PAYLOAD_MIN_BPS) {
+				/* memory held by a peer that does not send what it said */
+				pr_warn("%s: a %u-byte message at under %u KiB/s: closed", c->peer,
+					c->h.len, PAYLOAD_MIN_BPS >> 10);
+				ret = -EPROTO;
+			}
 			if (!ret && t - c->last_byte > PEER_IDLE_S) {
 				/* a dead peer, or one holding a name or a descriptor */
 				pr_warn("%s: nothing for %d s%s: closed", c->peer, PEER_IDLE_S,
