@@ -13,9 +13,11 @@
  * counts it as any other.
  *
  * Acknowledgements only follow a write, and beside each trace file
- * .trace.cpuN.state says which frame and how many records the file holds:
- * a collector killed and started again cuts the file back to that and
- * tells the sender, which sends the rest from its spool.  A new recording
+ * .trace.cpuN.state says which frame and how many records the file holds
+ * (a frame is acknowledged only once that is written too): a collector
+ * killed and started again cuts the file back to that and tells the
+ * sender, which sends the rest from its spool.  A machine's files are
+ * open while its connection is; the next HELLO opens them the same way.  A new recording
  * (another session number in HELLO) moves the directory of the last one
  * of that name aside, to DIR/.previous/NAME.SESSION.
  */
@@ -47,12 +49,24 @@
 #define OUT_MAX		(1u << 20)	/* replies queued to a peer that does not read them */
 #define MACHINES_MAX	4096
 #define PEER_IDLE_S	10		/* senders probe 4 times a second: silence is death */
+/*
+ * Payload memory: a message's payload is read only once its @len (+1, a
+ * NUL) is reserved from PAYLOAD_BUDGET, shared by all connections; one
+ * that does not fit waits, unread, until another message is done (one is
+ * always let through, so the biggest message a sender may send goes).
+ * The buffer is freed after each message: an idle connection holds none.
+ */
+#define PAYLOAD_BUDGET	(2 * (size_t)KTNET_PAYLOAD_MAX + 2)
+#define PAYLOAD_MIN_BPS	(64u << 10)	/* slower, after PEER_IDLE_S: a peer holding memory */
+#define ACCEPT_RETRY_S	1		/* accept() failed for want of a resource: again after */
+#define DECODE_KEEP	(4u << 20)	/* a DATA frame's columns kept for the next one */
+#define SAID_MAX	4		/* write errors said once each, per machine */
 
 struct cstream {
 	uint32_t id;
 	struct ktfile_writer w;
 	int state_fd;
-	uint64_t seq;			/* the last frame written */
+	uint64_t seq;			/* the last frame written and recorded in the state */
 	bool ended;
 };
 
@@ -64,7 +78,13 @@ struct machine {
 	unsigned int nr;
 	struct conn *conn;		/* the connection sending it now, if any */
 	uint64_t records, lost;		/* written in this run of the collector */
-	bool write_failing;		/* said so: quiet until a write works again */
+	/*
+	 * The errors of writing its files said since a trace write last
+	 * worked: each once (a full disk fails every retry of every stream),
+	 * another error is still said.
+	 */
+	int said[SAID_MAX];
+	unsigned int nr_said;
 };
 
 struct conn {
@@ -76,6 +96,9 @@ struct conn {
 	struct ktnet_hdr h;
 	uint8_t *payload;
 	size_t payload_cap;		/* grows as the payload's bytes come, not as @len says */
+	size_t reserved;		/* of the collector's PAYLOAD_BUDGET, for this payload */
+	bool waiting;			/* for PAYLOAD_BUDGET: not read meanwhile */
+	double payload_start;		/* now() when the reservation was granted */
 	double last_byte;		/* now() when the last byte came */
 	uint64_t t_recv;		/* when the message's last byte came */
 	uint8_t *out;			/* acks and replies not yet sent */
@@ -91,6 +114,9 @@ struct collector {
 	unsigned int nr_machines;
 	ZSTD_DCtx *dz;
 	bool accept_paused;		/* out of file descriptors: new peers wait */
+	bool accept_said;		/* ... and that was said (once a pause) */
+	double accept_retry;		/* now() when accept() is tried again */
+	size_t reserved;		/* payload bytes reserved by all connections */
 	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
 	size_t raw_cap;
 };
@@ -138,14 +164,50 @@ static int flush(struct conn *c)
 	return 0;
 }
 
-static void write_state(struct machine *m, struct cstream *st)
+/*
+ * Whether to say write error @err of @m: once, until a trace write works
+ * again (m->nr_said = 0); more kinds than SAID_MAX are all said.
+ */
+static bool say_write_error(struct machine *m, int err)
+{
+	for (unsigned int i = 0; i < m->nr_said; i++)
+		if (m->said[i] == err)
+			return false;
+	if (m->nr_said < SAID_MAX)
+		m->said[m->nr_said++] = err;
+	return true;
+}
+
+#define STATE_LINE_LEN	42	/* "%020 %020\n": the frame, the records */
+
+/*
+ * The state says what the trace file durably holds: an ACK only follows
+ * it.  0 or -errno (a short write is -ENOSPC).
+ */
+static int write_state(struct cstream *st)
 {
 	char line[64];
 	int len = snprintf(line, sizeof(line), "%020" PRIu64 " %020" PRIu64 "\n", st->seq,
 			   st->w.records);
+	ssize_t n = pwrite(st->state_fd, line, len, 0);
 
-	if (pwrite(st->state_fd, line, len, 0) != len)
-		pr_warn("%s/.trace.cpu%u.state: %s", m->dir, st->id, strerror(errno));
+	if (n == len)
+		return 0;
+	return n < 0 ? -errno : -ENOSPC;
+}
+
+/* A state file's line, read as peer input: two 20-digit numbers, nothing else. */
+static bool parse_state(const char *line, uint64_t *seq, uint64_t *records)
+{
+	for (int i = 0; i < STATE_LINE_LEN - 1; i++)
+		if (i == 20 ? line[i] != ' ' : (line[i] < '0' || line[i] > '9'))
+			return false;
+	if (line[STATE_LINE_LEN - 1] != '\n' || line[STATE_LINE_LEN])
+		return false;
+	errno = 0;
+	*seq = strtoull(line, NULL, 10);
+	*records = strtoull(line + 21, NULL, 10);
+	return !errno;	/* ERANGE: 20 digits may be above 2^64 - 1 */
 }
 
 static void close_machine(struct machine *m)
@@ -171,6 +233,7 @@ static int open_stream(struct machine *m, struct cstream *st, uint32_t id,
 	struct ktfile_header h = *tmpl;
 	uint64_t seq = 0, records = 0;
 	char line[64] = "";
+	ssize_t n;
 	int ret = 0;
 
 	st->id = id;
@@ -182,16 +245,22 @@ static int open_stream(struct machine *m, struct cstream *st, uint32_t id,
 	st->state_fd = open(spath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (st->state_fd < 0) {
 		ret = -errno;
-		pr_err("%s: %s", spath, strerror(errno));
+		if (say_write_error(m, -ret))
+			pr_err("%s: %s", spath, strerror(-ret));
 		goto out;
 	}
-	if (pread(st->state_fd, line, sizeof(line) - 1, 0) > 0 &&
-	    sscanf(line, "%" SCNu64 " %" SCNu64, &seq, &records) == 2) {
+	n = pread(st->state_fd, line, sizeof(line) - 1, 0);
+	if (n > 0 && !parse_state(line, &seq, &records)) {
+		pr_warn("%s: not a frame and a record count: starting %s over", spath, path);
+	} else if (n > 0) {
 		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 		struct stat sb;
 
+		/* the count is checked by division: a multiplication could wrap */
 		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    (uint64_t)sb.st_size >= KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record) &&
+		    (uint64_t)sb.st_size >= KTFILE_HEADER_SIZE &&
+		    records <= ((uint64_t)sb.st_size - KTFILE_HEADER_SIZE) /
+			       sizeof(struct ktrace_record) &&
 		    ftruncate(fd, KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record)) == 0 &&
 		    lseek(fd, 0, SEEK_END) >= 0) {
 			st->w.fd = fd;
@@ -209,11 +278,15 @@ static int open_stream(struct machine *m, struct cstream *st, uint32_t id,
 	h.cpu = id;
 	ret = ktfile_create(&st->w, path, &h);
 	if (ret < 0) {
-		pr_err("%s: %s", path, kt_create_strerror(ret));
+		if (say_write_error(m, -ret))
+			pr_err("%s: %s", path, kt_create_strerror(ret));
 		goto out;
 	}
 	st->seq = 0;
-	write_state(m, st);
+	ret = write_state(st);
+	if (ret < 0 && say_write_error(m, -ret))
+		pr_err("%s: %s; the connection closed (and the next ones, until it can be "
+		       "written)", spath, strerror(-ret));
 out:
 	free(path);
 	free(spath);
@@ -236,6 +309,78 @@ static uint64_t dir_session(const char *dir)
 	return session;
 }
 
+/*
+ * DIR/NAME/.session, whole or not at all (written beside, then renamed):
+ * a directory without one is a recording that never began.  0 or -errno.
+ */
+static int write_session(struct machine *m, uint64_t session)
+{
+	char *tmp = path_join(m->dir, ".session.new"), *p = path_join(m->dir, ".session");
+	char line[32];
+	int len = snprintf(line, sizeof(line), "%016" PRIx64 "\n", session);
+	int fd = kt_create_file(tmp), ret = 0;
+
+	if (fd < 0) {
+		ret = fd;
+		if (say_write_error(m, -ret))
+			pr_err("%s: %s", tmp, kt_create_strerror(fd));
+		goto out;
+	}
+	ret = ktnet_write_all(fd, line, len);
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, p) < 0)
+		ret = -errno;
+	if (ret) {
+		if (say_write_error(m, -ret))
+			pr_err("%s: %s; the connection closed (and the next ones, until it "
+			       "can be written)", p, strerror(-ret));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	free(p);
+	return ret;
+}
+
+/*
+ * Move the last recording in DIR/NAME aside, to .previous/NAME.SESSION
+ * (.1, .2 ... after it if that is taken: a recording of an unknown session
+ * may come more than once); an empty directory (a start that failed) is
+ * only removed.  0 or -1, said.
+ */
+static int move_aside(struct collector *col, struct machine *m, uint64_t old)
+{
+	char aside[KTNET_NAME_MAX + 48], *to;
+	int ret = -1;
+
+	if (rmdir(m->dir) == 0)
+		return 0;
+	/* hidden: dtrace DIR merges the machines, not their last recordings */
+	to = path_join(col->dir, ".previous");
+	mkdir(to, 0700);
+	free(to);
+	for (unsigned int n = 0; n < 1000; n++) {
+		int len = snprintf(aside, sizeof(aside), ".previous/%s.%016" PRIx64, m->name, old);
+
+		if (n)
+			snprintf(aside + len, sizeof(aside) - len, ".%u", n);
+		to = path_join(col->dir, aside);
+		ret = rename(m->dir, to);
+		if (ret == 0 || (errno != EEXIST && errno != ENOTEMPTY))
+			break;
+		free(to);
+		to = NULL;
+	}
+	if (ret < 0)
+		pr_err("%s: moving the last recording aside to %s: %s", m->dir,
+		       to ? to : ".previous", strerror(errno));
+	else
+		pr_info("%s: a new recording; the last one is now %s", m->dir, to);
+	free(to);
+	return ret;
+}
+
 static int start_machine(struct collector *col, struct machine *m, uint64_t session,
 			 const struct ktfile_header *tmpl, const uint32_t *ids, unsigned int nr)
 {
@@ -245,44 +390,16 @@ static int start_machine(struct collector *col, struct machine *m, uint64_t sess
 	free(m->dir);
 	m->dir = path_join(col->dir, m->name);
 	old = dir_session(m->dir);
-	if (old != session && access(m->dir, F_OK) == 0) {
-		char aside[KTNET_NAME_MAX + 40], *to;
-
-		/* hidden: dtrace DIR merges the machines, not their last recordings */
-		to = path_join(col->dir, ".previous");
-		mkdir(to, 0700);
-		free(to);
-		snprintf(aside, sizeof(aside), ".previous/%s.%016" PRIx64, m->name, old);
-		to = path_join(col->dir, aside);
-		if (rename(m->dir, to) < 0) {
-			pr_err("%s: moving the last recording aside to %s: %s", m->dir, to,
-			       strerror(errno));
-			free(to);
-			return -1;
-		}
-		pr_info("%s: a new recording; the last one is now %s", m->dir, to);
-		free(to);
-	}
+	if (old != session && access(m->dir, F_OK) == 0 && move_aside(col, m, old) < 0)
+		return -1;
 	if (old != session) {
-		char *p, line[32];
-		int fd, len;
-
 		if (mkdir(m->dir, 0700) < 0 && errno != EEXIST) {
-			pr_err("%s: %s", m->dir, strerror(errno));
+			if (say_write_error(m, errno))
+				pr_err("%s: %s", m->dir, strerror(errno));
 			return -1;
 		}
-		p = path_join(m->dir, ".session");
-		fd = kt_create_file(p);
-		len = snprintf(line, sizeof(line), "%016" PRIx64 "\n", session);
-		if (fd < 0 || write(fd, line, len) != len) {
-			pr_err("%s: %s", p, fd < 0 ? kt_create_strerror(fd) : strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			free(p);
+		if (write_session(m, session) < 0)
 			return -1;
-		}
-		close(fd);
-		free(p);
 	}
 	m->session = session;
 	m->streams = xcalloc(nr, sizeof(*m->streams));
@@ -413,10 +530,10 @@ static int on_hello(struct collector *col, struct conn *c)
 		m->session = 0;
 		m->conn = NULL;
 		c->m = NULL;
-		return ret;
+		return -EPROTO;	/* said (or said before, for a write error) */
 	}
 	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = KTNET_STREAM_NONE });
-	if (!m->write_failing)
+	if (!m->nr_said)
 		pr_info("%s: %s from %s, %u stream%s", m->name,
 			m->records ? "resumed" : "receiving", c->peer, nr, nr == 1 ? "" : "s");
 	return 0;
@@ -428,6 +545,7 @@ static int on_data(struct collector *col, struct conn *c)
 	struct cstream *st = find_stream(m, c->h.stream);
 	size_t raw = (size_t)c->h.records * sizeof(struct ktrace_record);
 	unsigned long long size;
+	const char *what = "trace.cpu";
 	int ret;
 
 	if (!st) {
@@ -471,10 +589,15 @@ static int on_data(struct collector *col, struct conn *c)
 	if (ret < 0)
 		goto write_error;
 	st->seq = c->h.seq;
-	write_state(m, st);
-	if (m->write_failing)
+	ret = write_state(st);
+	if (ret < 0) {
+		/* a collector started again would not know the frame is in the file */
+		what = ".trace.cpu";
+		goto write_error;
+	}
+	if (m->nr_said)
 		pr_info("%s: writing again", m->dir);
-	m->write_failing = false;
+	m->nr_said = 0;
 	m->records += c->h.records;
 	m->lost += c->h.lost;
 	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
@@ -484,14 +607,13 @@ write_error:
 	 * Not acknowledged: the sender keeps the frame.  The next HELLO opens
 	 * the files again, cut back to what the state says was written.
 	 */
-	if (!m->write_failing)
-		pr_err("%s/trace.cpu%u: %s; frame %" PRIu64 " not written, the connection "
-		       "closed (and the next ones, until a write works)", m->dir, st->id,
-		       strerror(-ret), c->h.seq);
-	m->write_failing = true;
+	if (say_write_error(m, -ret))
+		pr_err("%s/%s%u%s: %s; frame %" PRIu64 " not written, the connection "
+		       "closed (and the next ones, until a write works)", m->dir, what, st->id,
+		       *what == '.' ? ".state" : "", strerror(-ret), c->h.seq);
 	close_machine(m);
 	m->session = 0;
-	return ret;
+	return -EPROTO;
 }
 
 static int on_file(struct conn *c)
@@ -527,7 +649,10 @@ static int on_file(struct conn *c)
 	path = path_join(c->m->dir, name);
 	fd = kt_create_file(path);
 	if (fd < 0 || ktnet_write_all(fd, buf, size) < 0) {
-		pr_warn("%s: %s", path, fd < 0 ? kt_create_strerror(fd) : strerror(errno));
+		int err = fd < 0 ? -fd : errno;
+
+		if (say_write_error(c->m, err))
+			pr_warn("%s: %s", path, fd < 0 ? kt_create_strerror(fd) : strerror(err));
 		if (fd >= 0)
 			unlink(path);
 	}
@@ -546,10 +671,9 @@ static void on_clock(struct conn *c)
 			   ktnet_t(&c->h, 0), ktnet_t(&c->h, 1), ktnet_t(&c->h, 2),
 			   ktnet_t(&c->h, 3));
 
-	if ((fd < 0 || write(fd, line, len) != len) && !c->m->write_failing) {
+	/* 4 probes a second: said once */
+	if ((fd < 0 || write(fd, line, len) != len) && say_write_error(c->m, errno))
 		pr_warn("%s: %s", path, strerror(errno));
-		c->m->write_failing = true;	/* 4 probes a second: said once */
-	}
 	if (fd >= 0)
 		close(fd);
 	free(path);
@@ -567,8 +691,18 @@ static int on_message(struct collector *col, struct conn *c)
 		return -EPROTO;
 	}
 	switch (c->h.type) {
-	case KTNET_DATA:
-		return on_data(col, c);
+	case KTNET_DATA: {
+		int ret = on_data(col, c);
+
+		/* a peer's 4M-record frame must not keep 2 x 96 MiB with us */
+		if (col->raw_cap > DECODE_KEEP) {
+			free(col->raw);
+			free(col->recs);
+			col->raw = col->recs = NULL;
+			col->raw_cap = 0;
+		}
+		return ret;
+	}
 	case KTNET_FILE:
 		return on_file(c);
 	case KTNET_PROBE: {
@@ -601,6 +735,34 @@ static int on_message(struct collector *col, struct conn *c)
 	}
 }
 
+/* Reserve c's payload from PAYLOAD_BUDGET; false: it waits, unread. */
+static bool reserve_payload(struct collector *col, struct conn *c)
+{
+	size_t need = (size_t)c->h.len + 1;
+
+	if (col->reserved && col->reserved + need > PAYLOAD_BUDGET) {
+		c->waiting = true;
+		return false;
+	}
+	col->reserved += need;
+	c->reserved = need;
+	if (c->waiting)
+		c->last_byte = now();	/* its silence was ours */
+	c->waiting = false;
+	c->payload_start = now();
+	return true;
+}
+
+/* The message is done, or the connection: its payload memory goes back. */
+static void release_payload(struct collector *col, struct conn *c)
+{
+	col->reserved -= c->reserved;
+	c->reserved = 0;
+	free(c->payload);
+	c->payload = NULL;
+	c->payload_cap = 0;
+}
+
 /*
  * Read what there is, MESSAGES_PER_TURN messages at most (a fast sender
  * must not keep the others waiting); <0 (or -EPIPE at the end) closes the
@@ -615,6 +777,8 @@ static int on_readable(struct collector *col, struct conn *c)
 		const char *bad;
 		int ret;
 
+		if (c->have_hdr && c->h.len && !c->reserved && !reserve_payload(col, c))
+			return 0;
 		/*
 		 * The payload buffer grows with the bytes that came (64 KiB, then
 		 * doubling), so a header that claims 64 MiB costs the peer 64 MiB
@@ -653,6 +817,12 @@ static int on_readable(struct collector *col, struct conn *c)
 				pr_warn("%s: %s: closed", c->peer, bad);
 				return -EPROTO;
 			}
+			if (!c->m && c->h.type != KTNET_HELLO) {
+				/* before its payload is read: only HELLO may cost us memory */
+				pr_warn("%s: a message before HELLO (type %u, %u bytes): closed",
+					c->peer, c->h.type, c->h.len);
+				return -EPROTO;
+			}
 			c->have_hdr = true;
 			c->got = 0;
 			if (c->h.len)
@@ -665,6 +835,7 @@ static int on_readable(struct collector *col, struct conn *c)
 		c->got = 0;
 		messages++;
 		ret = on_message(col, c);
+		release_payload(col, c);
 		if (ret < 0)
 			return ret;
 		if (c->out_len > OUT_MAX) {
@@ -680,11 +851,9 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 {
 	struct conn *c = col->conns[i];
 
-	if (why != -EPIPE && why != -EPROTO && !(c->m && c->m->write_failing))
+	if (why != -EPIPE && why != -EPROTO)
 		pr_warn("%s: %s: closed", c->peer, strerror(-why));
-	if (c->m && c->m->write_failing) {
-		c->m->conn = NULL;
-	} else if (c->m) {
+	if (c->m) {
 		bool complete = c->m->nr;
 
 		for (unsigned int k = 0; k < c->m->nr; k++)
@@ -692,13 +861,20 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 		if (complete)
 			pr_info("%s: complete, %" PRIu64 " records and %" PRIu64 " lost counted "
 				"in %s", c->m->name, c->m->records, c->m->lost, c->m->dir);
-		else
+		else if (!c->m->nr_said)	/* a write error: said, and every retry ends so */
 			pr_info("%s: connection from %s ended before the recording did",
 				c->m->name, c->peer);
+		/*
+		 * Its files are closed until the sender is back: two descriptors
+		 * a stream must not stay with every name a peer ever sent.  The
+		 * next HELLO of this session opens them again where the state
+		 * files say.
+		 */
+		close_machine(c->m);
 		c->m->conn = NULL;
 	}
 	close(c->fd);
-	free(c->payload);
+	release_payload(col, c);
 	free(c->out);
 	free(c);
 	col->conns[i] = col->conns[--col->nr_conns];
@@ -715,14 +891,22 @@ static void accept_conn(struct collector *col, int lfd)
 
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		       errno == ENOMEM)) {
-		/* a resource running out: the peer waits in the backlog, we go on */
-		pr_warn("--listen: %s with %u connections open; new ones wait until one "
-			"closes", strerror(errno), col->nr_conns);
+		/*
+		 * A resource running out: the peer waits in the backlog, we go
+		 * on, and try again when a connection closes or in a second (the
+		 * descriptors may be held by no connection of ours).
+		 */
+		if (!col->accept_said)
+			pr_warn("--listen: %s with %u connections open; new ones wait until one "
+				"closes, or a second", strerror(errno), col->nr_conns);
+		col->accept_said = true;
 		col->accept_paused = true;
+		col->accept_retry = now() + ACCEPT_RETRY_S;
 		return;
 	}
 	if (fd < 0)
 		return;
+	col->accept_said = false;
 	getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
 		    NI_NUMERICHOST | NI_NUMERICSERV);
 	c = xcalloc(1, sizeof(*c));
@@ -791,10 +975,19 @@ int collect(const struct ktrace_opts *o)
 		struct timespec tick = { 1, 0 };	/* for the idle peers */
 		double t;
 
+		if (col.accept_paused && now() >= col.accept_retry)
+			col.accept_paused = false;
 		pfd[0] = (struct pollfd){ .fd = col.accept_paused ? -1 : lfd, .events = POLLIN };
-		for (unsigned int i = 0; i < n; i++)
-			pfd[i + 1] = (struct pollfd){ .fd = col.conns[i]->fd,
-				.events = POLLIN | (col.conns[i]->out_len ? POLLOUT : 0) };
+		for (unsigned int i = 0; i < n; i++) {
+			struct conn *c = col.conns[i];
+
+			/* one waiting for payload memory is not read (nor polled, if idle) */
+			if (c->waiting)
+				reserve_payload(&col, c);
+			pfd[i + 1] = (struct pollfd){
+				.fd = c->waiting && !c->out_len ? -1 : c->fd,
+				.events = (c->waiting ? 0 : POLLIN) | (c->out_len ? POLLOUT : 0) };
+		}
 		if (ppoll(pfd, n + 1, &tick, &orig) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
 		t = now();
@@ -803,10 +996,19 @@ int collect(const struct ktrace_opts *o)
 			struct conn *c = col.conns[i];
 			int ret = 0;
 
-			if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+			if (pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR) && !c->waiting)
 				ret = on_readable(&col, c);
 			if (!ret)
 				ret = flush(c);
+			if (!ret && c->waiting)
+				continue;	/* its silence is ours */
+			if (!ret && c->reserved && t - c->payload_start > PEER_IDLE_S &&
+			    c->got < (t - c->payload_start) * PAYLOAD_MIN_BPS) {
+				/* memory held by a peer that does not send what it said */
+				pr_warn("%s: a %u-byte message at under %u KiB/s: closed", c->peer,
+					c->h.len, PAYLOAD_MIN_BPS >> 10);
+				ret = -EPROTO;
+			}
 			if (!ret && t - c->last_byte > PEER_IDLE_S) {
 				/* a dead peer, or one holding a name or a descriptor */
 				pr_warn("%s: nothing for %d s%s: closed", c->peer, PEER_IDLE_S,

@@ -4,8 +4,9 @@
  * machine) and `ktrace --listen` (the collector), over TCP.
  *
  * Every message is a 64-byte header, all integers little-endian, then
- * @len bytes of payload.  A connection starts with HELLO from the sender;
- * the collector answers with one ACK per stream it already holds (the
+ * @len bytes of payload.  A connection starts with HELLO from the sender
+ * (the collector closes one that sends anything else first); the collector
+ * answers with one ACK per stream it already holds (the
  * highest sequence number it has written, after a reconnect or a restart
  * of the collector) and an ACK for KTNET_STREAM_NONE that ends the list.
  * The sender then sends its FILE messages and every DATA frame after the

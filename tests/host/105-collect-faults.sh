@@ -301,4 +301,66 @@ TAP_ERR=$T/ahead.out check "the fake collector saw every stream end, no frame nu
 	'[ $? -eq 0 ] && ! grep -q "^gap" "$T/ahead.out"'
 awk '{ print $1, $2 + $3 }' "$T/ahead.stats" | diff - "$T/ahead.got" >"$T/ahead.diff" 2>&1
 TAP_ERR=$T/ahead.diff check "... every record delivered or counted (the fake's counts)" '[ $? -eq 0 ]'
+# --- the state file cannot be written (the disk full just then): nothing
+# acknowledged, so a collector killed and started again loses nothing.  A
+# tmpfs of two pages: .session and the trace file's header take them, the
+# state file's first write fails.  Ground truth: the fake's counts against
+# the files of the collector started again on a disk with room.
+mkdir "$T/st" "$T/ss"
+trap 'umount "$T/st" "$T/ss" "$T/ino" "$T/sfull" 2>/dev/null; rm -rf "$T"' EXIT
+if mount -t tmpfs -o size=8k tmpfs "$T/st" 2>/dev/null; then
+	: >"$T/coll.err"
+	"$KTRACE" --listen 127.0.0.1:0 -o "$T/st/coll" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+	sport=$CPORT
+	KTFAKE_CPUS=1 KTFAKE_RATE=50 sender st --send "127.0.0.1:$sport" -e sched -d 4 \
+		--send-wait 10
+	pst=$SPID
+	sleep 1.5
+	kill -KILL "$CPID"; wait "$CPID" 2>/dev/null
+	cp "$T/coll.err" "$T/st-coll.err"
+	mount -o remount,size=64m "$T/st"
+	"$KTRACE" --listen "127.0.0.1:$sport" -o "$T/st/coll" 2>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+	TAP_ERR=$T/st-coll.err check "a state file that cannot be written: named with its error, once" \
+		'[ "$(grep -c "st/.trace.cpu0.state: No space left on device" "$T/st-coll.err")" -eq 1 ]'
+	wait $pst
+	TAP_ERR=$T/st.err check "... the sender exits 0 once a collector has room again" '[ $? -eq 0 ]'
+	python3 "$COUNT" "$T/st/coll/st" "$T/st.stats" >"$T/st.count" 2>&1
+	ok $? "... every record delivered or counted, once (none acknowledged unrecorded)" \
+		"$(cat "$T/st.count")"
+	collector_stop
+	umount "$T/st"
+else
+	skip "a state file that cannot be written: no tmpfs (needs root)"
+fi
+
+# --- .session cannot be written (a full disk): said once, each retry of
+# the sender fails the same way, and once there is room the recording is
+# delivered (what a failed start leaves is not in the way for ever)
+if mount -t tmpfs -o size=4k tmpfs "$T/ss" 2>/dev/null; then
+	head -c 4096 /dev/zero >"$T/ss/fill"
+	: >"$T/coll.err"
+	"$KTRACE" --listen 127.0.0.1:0 -o "$T/ss/coll" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+	KTFAKE_RATE=5000 sender ss --send "127.0.0.1:$CPORT" -e sched -d 3 --send-wait 10
+	pss=$SPID
+	sleep 2.5
+	rm "$T/ss/fill"
+	mount -o remount,size=64m "$T/ss"
+	wait $pss
+	TAP_ERR=$T/ss.err check "a .session that cannot be written: the sender exits 0 once there is room" \
+		'[ $? -eq 0 ]'
+	TAP_ERR=$T/coll.err check "... the collector said so once, naming it" \
+		'[ "$(grep -c "ss/.session: No space left on device" "$T/coll.err")" -eq 1 ]'
+	python3 "$COUNT" "$T/ss/coll/ss" "$T/ss.stats" >"$T/ss.count" 2>&1
+	ok $? "... every record delivered or counted, once" "$(cat "$T/ss.count")"
+	collector_stop
+	umount "$T/ss"
+else
+	skip ".session not written: no tmpfs (needs root)"
+fi
 done_testing

@@ -17,7 +17,12 @@
 # Then resources running out: descriptors (ulimit -n) with a clear message
 # and the collector serving once they are back; a full disk (a tmpfs, root
 # only) with one message, the sender retrying, and every record delivered
-# once the disk has room.
+# once the disk has room.  Then memory and descriptors a peer could hold:
+# a 64 MiB header before HELLO, a 64 MiB frame dripped a byte a second,
+# eight peers sending 64 MiB frames (the collector's peak RSS, VmHWM, grows
+# by its 128 MiB payload budget, not 8 x 64 MiB), 32 machines of 8 streams
+# one after another under 40 descriptors (each answered, a sender served
+# after them), and a state file whose record count wraps when multiplied.
 . "$(dirname "$0")/collect-common.sh"
 
 HOSTILE=$ROOT/tests/host/ktnet-hostile.py
@@ -38,7 +43,8 @@ pgood=$SPID
 cases="magic version type huge bighello probepayload streamid manyrecords
 	name:dotdot name:slash name:dot name:empty name:abs name:ctrl name:hidden
 	name:long dupids bigid noids hellocount badheader beforehello seqjump
-	notstream bomb liar files twohello twohello-back session0 flood slowloris silent"
+	notstream bomb liar files twohello twohello-back session0 flood bigbeforehello
+	drip slowloris silent"
 # shellcheck disable=SC2086
 HOSTILE_HOLD=14 timeout 90 python3 "$HOSTILE" "$CPORT" "$T/coll/seed/trace.cpu0" $cases \
 	>"$T/hostile.out" 2>"$T/hostile.err"
@@ -90,6 +96,10 @@ said files ".irqs: not a zstd frame of at most 64 MiB"
 said flood "does not read its acknowledgements"
 said slowloris "nothing for 10 s in the middle of a message"
 said silent "nothing for 10 s and no HELLO"
+said bigbeforehello "a message before HELLO (type 3, 67108864 bytes)"
+said drip "a 67108864-byte message at under 64 KiB/s"
+check "a peer dripping a byte a second into a 64 MiB frame is closed (its memory freed)" \
+	'grep -q "^drip closed$" "$T/hostile.out"'
 check "every crafted connection was closed by the collector" \
 	'! grep -Eq " open$" "$T/hostile.out"'
 check "the collector is still running" 'kill -0 $CPID'
@@ -101,7 +111,7 @@ find "$T" -newer "$T/before" ! -path "$T/coll" ! -path "$T/coll/*" ! -name "*.er
 TAP_ERR=$T/outside check "nothing written outside the collector's directory" '[ ! -s "$T/outside" ]'
 find "$T/coll" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort >"$T/machines"
 TAP_ERR=$T/machines check "the collector's directory holds the sane machine names only" \
-	'! grep -Ev "^(seed|good|slow|flood|h[1-5])$" "$T/machines"'
+	'! grep -Ev "^(seed|good|slow|flood|drip|h[1-5])$" "$T/machines"'
 find "$T/coll" -mindepth 2 -printf '%P\n' | grep -Ev '/(trace\.(cpu[0-9]+|clock|kallsyms|irqs|probes)|\.trace\.cpu[0-9]+\.state|\.session)$' >"$T/odd"
 TAP_ERR=$T/odd check "... holding trace files only (no shipped name used as a path)" \
 	'[ ! -s "$T/odd" ]'
@@ -192,5 +202,64 @@ TAP_ERR=$T/hs.err check "a damaged spool: the sender exits 0, having said what i
 	 ! grep -q "spool.00\|spool.8589934591" "$T/hs.err"'
 counts hs
 ok $? "... and its own recording is delivered or counted, once" "$(cat "$T/hs.count")"
+collector_stop
+
+# a state file read as peer input: a record count whose product with the
+# record size wraps past 2^64 (to 8) must not pass for a file of 520
+# bytes.  Ground truth: the trace file's size (stat) and the ACKs.
+SEEDHDR=$T/seed.hdr
+head -c 512 "$T/coll/seed/trace.cpu0" >"$SEEDHDR"
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" hello:ov >"$T/ov.out" 2>&1
+collector_stop
+printf '%020d %020d\n' 1 768614336404564651 >"$T/coll/ov/.trace.cpu0.state"
+printf 'xxxxxxxx' >>"$T/coll/ov/trace.cpu0"
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" hello:ov >>"$T/ov.out" 2>&1
+collector_stop
+ovsize=$(stat -c %s "$T/coll/ov/trace.cpu0")
+ovrec=$(cut -d' ' -f2 "$T/coll/ov/.trace.cpu0.state")
+TAP_ERR=$T/coll.err check "a state count that overflows: said, the file started over" \
+	'grep -q "ov/trace.cpu0: does not hold the 768614336404564651 records" "$T/coll.err"'
+TAP_ERR=$T/ov.out check "... no frame acknowledged from it (the sender sends them all)" \
+	'[ "$(sed -n 2p "$T/ov.out")" = "hello ov -" ]'
+check "... the file holds whole records, as many as its state says ($ovsize bytes, $ovrec)" \
+	'[ $(((ovsize - 512) % 24)) -eq 0 ] && [ $((10#$ovrec)) -eq $(((ovsize - 512) / 24)) ]'
+
+# payload memory: peers each sending all but the last byte of a 64 MiB
+# frame as fast as the collector reads.  Ground truth: the collector's peak
+# RSS (VmHWM in /proc); it may grow by its payload budget (2 x 64 MiB) and
+# little more, not 64 MiB a peer.  The client's count of bytes the
+# collector took shows the frames were read up to that budget.
+collector_start
+hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$CPID/status"; }
+h0=$(hwm)
+timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" mem:8 >"$T/mem.out" 2>"$T/mem.err"
+h1=$(hwm)
+sent=$(sed -n 's/^mem sent //p' "$T/mem.out")
+echo "# 8 peers x 64 MiB frames: collector VmHWM ${h0} kB before, ${h1} kB after; ${sent:-?} bytes taken"
+TAP_ERR=$T/mem.err check "8 peers sending 64 MiB frames: the peak RSS grows by < 160 MiB (not 8 x 64)" \
+	'[ -n "$h1" ] && [ $((h1 - h0)) -lt $((160 << 10)) ]'
+check "... while two of the frames were read whole but a byte (the budget used)" \
+	'[ -n "$sent" ] && [ "$sent" -ge $((2 * ((64 << 20) - 1))) ]'
+collector_stop
+
+# descriptors: 32 machines of 8 streams, one after the other, each
+# connection closed after its ACKs, into a collector of 40 descriptors.
+# Their files are closed with their connections, so every HELLO is
+# answered and a good sender is served after them.  Ground truth: the
+# client's count of answered HELLOs; the fake's counts.
+: >"$T/coll.err"
+(ulimit -n 40; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll3" 2>>"$T/coll.err") &
+CPID=$!
+collector_wait
+timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" names:32:8 >"$T/names.out" 2>"$T/names.err"
+TAP_ERR=$T/coll.err check "32 machines x 8 streams under 40 descriptors: every HELLO answered" \
+	'grep -q "^names 32$" "$T/names.out"'
+sender fd3 --send "127.0.0.1:$CPORT" -e sched -d 0.5 --send-wait 10
+wait $SPID
+TAP_ERR=$T/fd3.err check "... then a good sender is served" '[ $? -eq 0 ]'
+python3 "$COUNT" "$T/coll3/fd3" "$T/fd3.stats" >"$T/fd3.count" 2>&1
+ok $? "... every record delivered" "$(cat "$T/fd3.count")"
 collector_stop
 done_testing

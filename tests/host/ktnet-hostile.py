@@ -6,11 +6,14 @@
 
 Each CASE runs on a connection of its own and prints "CASE PEER" (PEER as
 the collector names it, 127.0.0.1:LOCALPORT) so the test can find the
-collector's message about it.  HEADER_FILE: a real trace file, whose first
-512 bytes are the trace header a HELLO carries.  The wire format is written
-here from ktnet.h, not taken from ktrace's code.
+collector's message about it; cases of many connections (mem:, names:,
+hello:) print what they did instead (see each).
+HEADER_FILE: a real trace file, whose first 512 bytes are the trace header
+a HELLO carries.  The wire format is written here from ktnet.h, not taken
+from ktrace's code.
 """
 import os
+import select
 import socket
 import struct
 import sys
@@ -75,10 +78,102 @@ def drain(s, secs=1.0):
     return False
 
 
+def acks(s):
+    """The ACKs after a HELLO, up to the one for NONE: 'stream:seq' each."""
+    got, buf = [], b''
+    s.settimeout(5)
+    while True:
+        while len(buf) < 64:
+            b = s.recv(4096)
+            if not b:
+                return got + ['closed']
+            buf += b
+        typ, stream, _, seq = struct.unpack_from('<HIIQ', buf, 6)
+        buf = buf[64:]
+        if typ == ACK and stream == NONE:
+            return got
+        got.append('%d:%d' % (stream, seq))
+
+
+def mem_case(port, header, n):
+    """n connections each announcing a DATA frame of 64 MiB and sending all
+    of it but its last byte, as fast as the collector takes it, until no
+    connection moved for 2 s: prints "mem sent BYTES" (what the collector
+    read, at most, beside the kernel's socket buffers)."""
+    size = 64 << 20
+    conns, left = [], []
+    for i in range(n):
+        s = connect(port)
+        s.sendall(hello(header, 'mem%d' % i, [0], session=0x4d454d) +
+                  hdr(DATA, stream=0, length=size, seq=1, records=1))
+        s.setblocking(False)
+        conns.append(s)
+        left.append(size - 1)
+    chunk, sent, last_move = bytes(1 << 16), 0, time.time()
+    while time.time() - last_move < 2 and any(left):
+        moved = False
+        for i, s in enumerate(conns):
+            if not left[i]:
+                continue
+            try:
+                k = s.send(chunk[:min(len(chunk), left[i])])
+            except BlockingIOError:
+                continue
+            except OSError:
+                left[i] = 0
+                continue
+            left[i] -= k
+            sent += k
+            moved = True
+        if moved:
+            last_move = time.time()
+        else:
+            time.sleep(0.01)
+    print('mem sent', sent, flush=True)
+    return conns
+
+
 def main():
     port, header = int(sys.argv[1]), open(sys.argv[2], 'rb').read(512)
-    held = []
+    held, drip = [], []
     for case in sys.argv[3:]:
+        if case.startswith('mem:'):
+            # mem:N: N connections holding 64 MiB frames; kept open until
+            # the end, so the test can look at the collector meanwhile
+            held_mem = mem_case(port, header, int(case[4:]))
+            time.sleep(float(os.environ.get('HOSTILE_MEM_HOLD', '1')))
+            for s in held_mem:
+                s.close()
+            continue
+        if case.startswith('names:'):
+            # names:K:S: K machines of S streams each, one after the other
+            # on a connection of its own, each closed after the ACKs;
+            # prints "names ACKED" (the HELLOs answered)
+            k, nstreams = map(int, case[6:].split(':'))
+            answered = 0
+            for i in range(k):
+                try:
+                    s = connect(port)
+                    s.sendall(hello(header, 'fd%d' % i, list(range(nstreams))))
+                    answered += 'closed' not in acks(s)
+                    s.close()
+                except OSError:
+                    pass
+            print('names', answered, flush=True)
+            continue
+        if case.startswith('hello:'):
+            # hello:NAME: a HELLO of session 0x1234 and stream 0, a DATA
+            # frame of no records after the ones acknowledged, END; prints
+            # "hello NAME ACKS" (the ACKs before NONE)
+            s = connect(port)
+            s.sendall(hello(header, case[6:], [0]))
+            got = acks(s)
+            seq = int(got[0].split(':')[1]) + 1 if got and got[0] != 'closed' else 1
+            s.sendall(msg(DATA, stream=0, seq=seq) + msg(END, stream=0, seq=seq))
+            drain(s, 0.5)
+            print('hello', case[6:], ' '.join(got) or '-', flush=True)
+            s.close()
+            continue
         s = connect(port, rcvbuf=4096 if case == 'flood' else None)
         print(case, '127.0.0.1:%d' % s.getsockname()[1], flush=True)
         out = b''
@@ -158,6 +253,17 @@ def main():
         elif case == 'silent':
             held.append(s)	# connected, nothing sent
             continue
+        elif case == 'bigbeforehello':
+            # a header announcing 64 MiB before any HELLO: closed at once,
+            # not read (nor its memory reserved)
+            out = hdr(DATA, stream=0, length=64 << 20, seq=1, records=1)
+        elif case == 'drip':
+            # a 64 MiB frame announced, then a byte a second: alive, but
+            # holding payload memory for ever unless a rate is asked
+            s.sendall(hello(header, 'drip', [0]) + hdr(DATA, stream=0, length=64 << 20,
+                                                       seq=1, records=1) + b'x' * 1000)
+            drip.append(s)
+            continue
         else:
             raise SystemExit('ktnet-hostile.py: no case ' + case)
         try:
@@ -167,11 +273,27 @@ def main():
         closed = drain(s, 2.0)
         print(case, 'closed' if closed else 'open', flush=True)
         s.close()
+    # the held ones waited on together; a drip connection gets a byte a second
     hold = float(os.environ.get('HOSTILE_HOLD', '0'))
+    end, closed = time.time() + hold, set()
+    while time.time() < end and len(closed) < len(held) + len(drip):
+        for s in drip:
+            if s not in closed:
+                try:
+                    s.send(b'x')
+                except OSError:
+                    closed.add(s)
+        live = [s for s in held + drip if s not in closed]
+        for s in select.select(live, [], [], 1.0)[0]:
+            try:
+                if not s.recv(65536):
+                    closed.add(s)
+            except OSError:
+                closed.add(s)
     for s in held:
-        closed = drain(s, hold)
-        print('held', 'closed' if closed else 'open', flush=True)
-
+        print('held', 'closed' if s in closed else 'open', flush=True)
+    for s in drip:
+        print('drip', 'closed' if s in closed else 'open', flush=True)
 
 if __name__ == '__main__':
     main()
