@@ -544,8 +544,11 @@ static void replay(struct walk *w, struct call_rec **pre, size_t *nr_pre)
 			if (pre)
 				return;
 			lost = true;
-			snprintf(text, sizeof(text), "%llu records lost here",
-				 (unsigned long long)REC_VALUE(r));
+			if (REC_VALUE(r) == (KTEV_LOST_UNKNOWN & REC_VALUE_MASK))
+				snprintf(text, sizeof(text), "records lost here, how many is not known");
+			else
+				snprintf(text, sizeof(text), "%llu records lost here",
+					 (unsigned long long)REC_VALUE(r));
 			note(w, STEP_NOTE, r->ns, text, NULL);
 			break;
 		}

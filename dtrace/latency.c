@@ -58,6 +58,7 @@ struct latency {
 	struct amap pending;		/* by key: struct lat_hit *, xmalloc'd */
 	uint64_t pairs, sum, min, max;
 	uint64_t a_unmatched, b_unmatched, a_again, no_key, lost;
+	bool lost_unknown;		/* a marker of KTEV_LOST_UNKNOWN seen */
 	uint64_t buckets[NR_BUCKETS];
 	struct lat_pair *slowest;	/* a heap, the least slow first */
 	unsigned int nr_slowest, max_slowest;
@@ -214,7 +215,8 @@ static void latency_event(struct dtrace *dt, struct outbuf *o, const struct dtra
 	uint64_t lost;
 
 	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
-		lt->lost += lost;
+		lt->lost += lost == KTEV_LOST_UNKNOWN ? 0 : lost;
+		lt->lost_unknown |= lost == KTEV_LOST_UNKNOWN;
 		return;
 	}
 	if (!pr || !(side = lt->side[pr->id]))
@@ -410,6 +412,9 @@ static void latency_end(struct dtrace *dt, struct outbuf *o)
 	if (lt->lost)
 		out_printf(o, "%-12s %14llu  records lost in the trace: pairs may be missing\n",
 			   "lost", (unsigned long long)lt->lost);
+	if (lt->lost_unknown)
+		out_printf(o, "%-12s %14s  records lost in the trace: pairs may be missing\n",
+			   "lost", "(how many not known)");
 	if (lt->pairs)
 		put_histogram(lt, o);
 	if (lt->nr_slowest)

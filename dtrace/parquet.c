@@ -732,7 +732,10 @@ static void pq_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_ev
 		put_who(dt, pq, e);
 		col_cstr(pq, COL_GROUP, "meta");
 		col_cstr(pq, COL_EVENT, "lost");
-		col_int(pq, COL_ARG1, lost);
+		if (lost == KTEV_LOST_UNKNOWN)
+			col_null(&pq->cols[COL_ARG1]);	/* how many is not known */
+		else
+			col_int(pq, COL_ARG1, lost);
 		col_null(&pq->cols[COL_ARG2]);
 		end = dtrace_put_text(dt, pq->line, e);
 		col_str(pq, COL_TEXT, pq->line, end - pq->line);

@@ -454,8 +454,12 @@ static void perfetto_event(struct dtrace *dt, struct outbuf *o, const struct dtr
 		if (f->user)
 			calls_event(dt, o, e);	/* where the calls have a gap */
 		p = put_instant(pf, o, "lost records", f->pid, f->tid, e->ns);
-		p = put_lit(p, "\"count\":");
-		p = ktev_put_u64(p, lost);
+		if (lost == KTEV_LOST_UNKNOWN) {
+			p = put_lit(p, "\"count\":\"unknown\"");
+		} else {
+			p = put_lit(p, "\"count\":");
+			p = ktev_put_u64(p, lost);
+		}
 		out_commit(o, put_lit(p, "}}"));
 		return;
 	}

@@ -840,6 +840,7 @@ static void pb_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_ev
 	struct pb_cpu *c = &t->cpus[e->file];
 	uint64_t lost;
 	size_t te;
+	struct pb *b;
 
 	t->machine = 0;
 	if (!t->clock_out) {
@@ -863,8 +864,9 @@ static void pb_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_ev
 		}
 		calls_event(dt, o, e);	/* where the calls have a gap */
 		need_track(t, o, h->pid, h->tid, h->comm, strnlen(h->comm, sizeof(h->comm)));
-		annotate_uint(track_event(t, e->ns, h->tid, TE_INSTANT, "lost records", &te),
-			      "count", lost);
+		b = track_event(t, e->ns, h->tid, TE_INSTANT, "lost records", &te);
+		if (lost != KTEV_LOST_UNKNOWN)		/* else: how many is not known */
+			annotate_uint(b, "count", lost);
 		pb_end(&t->pkt, te);
 		packet_end(t, o);
 		return;

@@ -23,7 +23,8 @@ struct task_count {
 struct file_counts {
 	uint64_t events;
 	uint64_t lost_markers;
-	uint64_t lost;
+	uint64_t lost;			/* the markers of a known count */
+	uint64_t lost_unknown;		/* markers of KTEV_LOST_UNKNOWN */
 };
 
 struct summary {
@@ -54,7 +55,10 @@ static void summary_event(struct dtrace *dt, struct outbuf *o, const struct dtra
 
 	if (ktev_lost_count(ev->code, ev->args, ev->nr_args, &lost)) {
 		fc->lost_markers++;
-		fc->lost += lost;
+		if (lost == KTEV_LOST_UNKNOWN)
+			fc->lost_unknown++;
+		else
+			fc->lost += lost;
 		return;
 	}
 	if (grp) {
@@ -163,16 +167,21 @@ static void summary_end(struct dtrace *dt, struct outbuf *o)
 {
 	struct summary *sum = dt->fmt_state;
 	unsigned int nr_files = kt_merge_nr_files(dt->merge);
-	uint64_t span = sum->last_ns - sum->first_ns, lost = 0, markers = 0;
+	uint64_t span = sum->last_ns - sum->first_ns, lost = 0, markers = 0, unknown = 0;
 
 	for (unsigned int i = 0; i < nr_files; i++) {
 		lost += sum->files[i].lost;
 		markers += sum->files[i].lost_markers;
+		unknown += sum->files[i].lost_unknown;
 	}
 	out_printf(o, "events      %llu in %u files\n", (unsigned long long)sum->events,
 		   nr_files);
-	out_printf(o, "lost        %llu records (%llu markers)\n",
-		   (unsigned long long)lost, (unsigned long long)markers);
+	out_printf(o, "lost        %llu records (%llu markers)", (unsigned long long)lost,
+		   (unsigned long long)markers);
+	if (unknown)
+		out_printf(o, " and more: %llu markers of an unknown count",
+			   (unsigned long long)unknown);
+	out_printf(o, "\n");
 	put_ends(dt, o);
 	out_printf(o, "time span   ");
 	put_us(o, span);

@@ -78,6 +78,7 @@ struct machine {
 	unsigned int nr;
 	struct conn *conn;		/* the connection sending it now, if any */
 	uint64_t records, lost;		/* written in this run of the collector */
+	uint64_t lost_unknown;		/* markers of KTNET_LOST_UNKNOWN written */
 	/*
 	 * The errors of writing its files said since a trace write last
 	 * worked: each once (a full disk fails every retry of every stream),
@@ -599,7 +600,10 @@ static int on_data(struct collector *col, struct conn *c)
 		pr_info("%s: writing again", m->dir);
 	m->nr_said = 0;
 	m->records += c->h.records;
-	m->lost += c->h.lost;
+	if (c->h.lost == KTNET_LOST_UNKNOWN)
+		m->lost_unknown++;
+	else
+		m->lost += c->h.lost;
 	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
 	return 0;
 write_error:
@@ -859,8 +863,10 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 		for (unsigned int k = 0; k < c->m->nr; k++)
 			complete &= c->m->streams[k].ended;
 		if (complete)
-			pr_info("%s: complete, %" PRIu64 " records and %" PRIu64 " lost counted "
-				"in %s", c->m->name, c->m->records, c->m->lost, c->m->dir);
+			pr_info("%s: complete, %" PRIu64 " records and %" PRIu64 " lost counted%s "
+				"in %s", c->m->name, c->m->records, c->m->lost,
+				c->m->lost_unknown ? " (and more: a lost marker of an unknown count)" : "",
+				c->m->dir);
 		else if (!c->m->nr_said)	/* a write error: said, and every retry ends so */
 			pr_info("%s: connection from %s ended before the recording did",
 				c->m->name, c->peer);

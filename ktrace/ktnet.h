@@ -56,7 +56,7 @@
 #define KTNET_NAME_MAX		64		/* machine name, NUL included */
 #define KTNET_STREAM_NONE	0xffffffffu
 #define KTNET_STREAMS_MAX	8192		/* in a HELLO; stream ids are below it (CPUs) */
-#define KTNET_LOST_UNKNOWN	UINT64_MAX	/* DATA's @lost: not known how many */
+#define KTNET_LOST_UNKNOWN	UINT64_MAX	/* DATA's @lost: not known how many (KTEV_LOST_UNKNOWN) */
 #define KTNET_RECORDS_MAX	(1u << 22)	/* in one DATA frame; ktrace sends CHUNK_RECORDS */
 
 enum ktnet_type {

@@ -460,6 +460,8 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 
 	if (!d) {
 		if (ktev_lost_count(code, args, nr_args, &lost)) {
+			if (lost == KTEV_LOST_UNKNOWN)
+				return put_str(p, "records lost, how many is not known", 35);
 			p = ktev_put_u64(p, lost);
 			return put_str(p, " records lost", 13);
 		}

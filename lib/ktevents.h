@@ -149,6 +149,12 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 		    unsigned int nr_args, const struct ktev_ctx *ctx);
 
 /*
+ * A lost marker's count when some records were lost and how many is not
+ * known (a collector's marker for a killed sender's damaged spool).
+ */
+#define KTEV_LOST_UNKNOWN	UINT64_MAX
+
+/*
  * Whether @code with its @nr_args arguments is a lost marker (meta:lost),
  * and how many records it says were lost, in *@count: arg1 | arg2 << 32.
  * A marker short of its two arguments is a bad record, not a count.
