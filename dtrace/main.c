@@ -235,14 +235,15 @@ static unsigned int parse_jobs(const char *s)
 
 /*
  * Threads in all (-j): one per idle CPU, the merging one included, at most
- * 5; only this one with fewer than 3 idle CPUs.  Where the merge thread
+ * 5; only this one with fewer than 2 idle CPUs.  Where the merge thread
  * shares a CPU with workers, the hand-overs cost more than the workers
  * save: bench/dtrace.sh on 2 idle CPUs, 20M events, took 1.93 s (3.4 s of
  * CPU) with two workers and 1.55 s (1.5 s) on one thread; with a build
- * running, 7.5 s against 5.8 s.  One worker (-j 2) on 2 busy CPUs (load
- * 4-7): 1.9-2.1 s of CPU against 1.55-1.75 s, 3.1-4.9 s against 2.5-3.7 s;
- * on 2 idle ones it is yet to be measured.  Idle: the online CPUs less what
- * /proc/stat's procs_running counts besides this thread, read once.
+ * running, 7.5 s against 5.8 s.  One worker (-j 2), the main thread
+ * formatting a batch whenever it is ahead (pipeline.c), 4M events: on 2
+ * idle CPUs 0.28 s against 0.45-0.50 s on one thread; with a busy loop on
+ * the other CPU 0.52 s against 0.45-0.48 s.  Idle: the online CPUs less
+ * what /proc/stat's procs_running counts besides this thread, read once.
  */
 static unsigned int default_jobs(void)
 {
@@ -259,7 +260,7 @@ static unsigned int default_jobs(void)
 		fclose(f);
 	if (running > 1)
 		cpus -= running - 1;
-	return cpus < 3 ? 1 : cpus > 5 ? 5 : cpus;
+	return cpus < 2 ? 1 : cpus > 5 ? 5 : cpus;
 }
 
 /* The ktev_parse_*() say what is wrong: a usage error. */
