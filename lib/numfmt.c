@@ -66,11 +66,13 @@ static inline __attribute__((always_inline)) uint64_t eight_digits(uint64_t v)
 	uint64_t y = (v * ((1ull << 48) / 1000000 + 1) >> 16) + 1;
 	uint64_t eight = digit_pair(y);
 
-	for (unsigned int i = 16; i < 64; i += 16) {
-		y = (uint64_t)(uint32_t)y * 100;
-		eight |= digit_pair(y) << i;
-	}
-	return eight;
+	/* unrolled by hand: gcc -O2 kept the loop, a third of the cost */
+	y = (uint64_t)(uint32_t)y * 100;
+	eight |= digit_pair(y) << 16;
+	y = (uint64_t)(uint32_t)y * 100;
+	eight |= digit_pair(y) << 32;
+	y = (uint64_t)(uint32_t)y * 100;
+	return eight | digit_pair(y) << 48;
 }
 
 /* The @n digits of @v < 10^8, in one store of 4 or 8 bytes. */
