@@ -436,6 +436,12 @@ size_t ktev_unpack_bytes(char *dst, size_t max, const uint32_t *args,
 {
 	size_t len = 0;
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the arguments' bytes in memory are the string's: one copy */
+	len = 4 * (size_t)nr_args < max ? 4 * (size_t)nr_args : max;
+	memcpy(dst, args, len);
+	return len;
+#endif
 	for (; len < max && len / 4 < nr_args; len++)
 		dst[len] = args[len / 4] >> (8 * (len % 4));
 	return len;
