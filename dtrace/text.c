@@ -23,10 +23,7 @@
 
 char *dtrace_put_us(char *p, uint64_t ns, unsigned int width)
 {
-	uint64_t us = ns / 1000;
-
-	p = ktev_put_u64_width(p, us, width > 4 ? width - 4 : 0);
-	return ktev_put_point3(p, ns - us * 1000);
+	return ktev_put_us(p, ns, width);
 }
 
 /*
@@ -111,7 +108,7 @@ char *dtrace_put_time(const struct dtrace *dt, char *p, struct outbuf *o,
 		return ktev_put_u64_width(p, e->ev->tsc, TSC_WIDTH);
 	if (dt->absolute)
 		return put_realtime(p, o, kt_merge_file(dt->merge, e->file), e->ev->tsc);
-	return dtrace_put_us(p, e->ns, TIME_WIDTH);
+	return ktev_put_us(p, e->ns, TIME_WIDTH);
 }
 
 static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)

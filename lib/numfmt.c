@@ -171,6 +171,30 @@ char *ktev_put_point3(char *p, unsigned int v)
 	return p + 4;
 }
 
+char *ktev_put_us(char *p, uint64_t ns, unsigned int width)
+{
+	uint64_t us = ns / 1000;
+	unsigned int frac = ns - us * 1000;
+
+	/*
+	 * dtrace's time column (12 wide, below 100 s) in two stores, without
+	 * counting digits: the leading '0's of the eight, all but the last,
+	 * are the low bytes that equal '0'; they become spaces.
+	 */
+	if (width == 12 && us < 100000000) {
+		uint64_t eight = eight_digits(us);
+		unsigned int zeros = __builtin_ctzll((eight ^ 0x3030303030303030ull) |
+						     1ull << 56) / 8;
+		uint64_t lead = (1ull << 8 * zeros) - 1;
+
+		eight = (eight & ~lead) | (0x2020202020202020ull & lead);
+		memcpy(p, &eight, 8);
+		return ktev_put_point3(p + 8, frac);
+	}
+	p = ktev_put_u64_width(p, us, width > 4 ? width - 4 : 0);
+	return ktev_put_point3(p, frac);
+}
+
 /*
  * The 8 hex digits of @v, first digit in the low byte: nibbles spread to
  * bytes, then '0' added to each and 'a' - '0' - 10 more to those above 9,

@@ -426,6 +426,43 @@ static void test_syntax(void)
 	   "group names and bits", "", "");
 }
 
+/*
+ * ktev_put_us() against printf of the microseconds and the 3 decimals:
+ * every nanosecond count below 10^7, then random ones of every length
+ * (the 12-wide column's fast path is below 10^11), in widths 0-14.
+ */
+static void test_us(void)
+{
+	char got[32 + KTEV_SLACK], w[64];
+	int bad = 0;
+
+	for (uint64_t ns = 0; ns < 10000000 && !bad; ns++) {
+		*ktev_put_us(got, ns, 12) = '\0';
+		snprintf(w, sizeof(w), "%8" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_us below 10^7 ns, width 12", got, w);
+	}
+	for (uint64_t i = 0, x = 88172645463325252ull; i < 2000000 && !bad; i++) {
+		uint64_t ns;
+		int width = i % 15;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ns = x >> (x % 61);
+		if (i & 1)
+			width = 12;
+		*ktev_put_us(got, ns, width) = '\0';
+		snprintf(w, sizeof(w), "%*" PRIu64 ".%03u", width > 4 ? width - 4 : 0,
+			 ns / 1000, (unsigned int)(ns % 1000));
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_us of random values", got, w);
+	}
+	if (!bad)
+		ok(1, "ktev_put_us: every value below 10^7 ns, random ones, widths 0-14",
+		   NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	util_set_progname(argv[0]);
@@ -434,6 +471,7 @@ int main(int argc, char **argv)
 	test_text();
 	test_decode();
 	test_syntax();
+	test_us();
 	printf("1..%d\n", nr_tests);
 	return nr_failed != 0;
 }
