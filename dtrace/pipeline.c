@@ -35,6 +35,8 @@
 #define BATCH_BYTES	(512 * 1024)		/* packed events */
 #endif
 #define BATCH_PREFETCH	2048			/* bytes ahead, see prefetch.h */
+/* past a batch's end: what pipeline_add() copies past a short event, and its prefetch */
+#define BATCH_SLACK	(2 * sizeof(uint32_t) + BATCH_PREFETCH)
 #define WORKER_OUT	(2 * DTRACE_OUT_SIZE)	/* a worker's output buffer */
 #define BATCH_OUTPUT	(WORKER_OUT - DTRACE_LINE_MAX)
 #define MAX_WORKERS	8
@@ -194,6 +196,37 @@ void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written
 	*written = __atomic_load_n(&pl->written, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * A batch to fill, the current one having no room left (or none): sent to
+ * the workers, and a free one taken.  Apart from pipeline_add(), so that
+ * its locks and calls do not weigh on every event.
+ */
+static __attribute__((noinline)) struct batch *next_batch(struct pipeline *pl)
+{
+	send_batch(pl);
+	pthread_mutex_lock(&pl->lock);
+	while (!pl->free) {
+		/*
+		 * Every batch is full or being formatted: format the oldest
+		 * full one here rather than wait.  Every batch before it is
+		 * taken, so its turn comes without this thread.
+		 */
+		if (pl->full) {
+			struct batch *full = take_full(pl);
+
+			pthread_mutex_unlock(&pl->lock);
+			format_write(&pl->main_worker, full);
+			continue;
+		}
+		pthread_cond_wait(&pl->changed, &pl->lock);
+	}
+	pl->cur = pl->free;
+	pl->free = pl->cur->next;
+	pthread_mutex_unlock(&pl->lock);
+	pl->cur->used = pl->cur->output = 0;
+	return pl->cur;
+}
+
 void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
 {
 	const struct ktfile_event *ev = in->ev;
@@ -202,43 +235,20 @@ void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
 	struct dtrace_event *e;
 	struct ktfile_event *copy;
 
-	if (b && (b->used + size > BATCH_BYTES || b->output + bound > BATCH_OUTPUT))
-		send_batch(pl);
-	if (!pl->cur) {
-		pthread_mutex_lock(&pl->lock);
-		while (!pl->free) {
-			/*
-			 * Every batch is full or being formatted: format the
-			 * oldest full one here rather than wait.  Every batch
-			 * before it is taken, so its turn comes without this
-			 * thread.
-			 */
-			if (pl->full) {
-				struct batch *full = take_full(pl);
-
-				pthread_mutex_unlock(&pl->lock);
-				format_write(&pl->main_worker, full);
-				continue;
-			}
-			pthread_cond_wait(&pl->changed, &pl->lock);
-		}
-		pl->cur = pl->free;
-		pl->free = pl->cur->next;
-		pthread_mutex_unlock(&pl->lock);
-		pl->cur->used = pl->cur->output = 0;
-	}
-	b = pl->cur;
+	if (!b || b->used + size > BATCH_BYTES || b->output + bound > BATCH_OUTPUT)
+		b = next_batch(pl);
 	e = (void *)(b->data + b->used);
 	/* a worker read this batch on another CPU: take its lines back early */
-	if (b->used + BATCH_PREFETCH < BATCH_BYTES)
-		prefetch_write(b->data + b->used + BATCH_PREFETCH);
+	prefetch_write(b->data + b->used + BATCH_PREFETCH);
 	copy = (void *)(e + 1);
-	/* most events have two arguments: a copy of known size is a few moves */
-	if (ev->nr_args == 2)
-		memcpy(copy, ev, offsetof(struct ktfile_event, args) + 2 * sizeof(uint32_t));
-	else
-		memcpy(copy, ev, offsetof(struct ktfile_event, args) +
-		       ev->nr_args * sizeof(uint32_t));
+	/*
+	 * Most events have two arguments: the header and two are copied
+	 * whatever the count, a few moves (past a shorter event's end, into
+	 * the next one's room or BATCH_SLACK), the rest after.
+	 */
+	memcpy(copy, ev, offsetof(struct ktfile_event, args) + 2 * sizeof(uint32_t));
+	if (ev->nr_args > 2)
+		memcpy(copy->args + 2, ev->args + 2, (ev->nr_args - 2) * sizeof(uint32_t));
 	*e = *in;
 	e->ev = copy;
 	b->used += size;
@@ -266,7 +276,7 @@ struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *f
 	for (unsigned int i = 0; i < 4 * workers + 1; i++) {
 		struct batch *b = xcalloc(1, sizeof(*b));
 
-		b->data = xmalloc(BATCH_BYTES);
+		b->data = xmalloc(BATCH_BYTES + BATCH_SLACK);
 		b->next = pl->free;
 		pl->free = b;
 	}
