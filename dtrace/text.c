@@ -91,9 +91,7 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 		return probes_put_event(dt->files[e->file].probes ?: dt->probes, p, ev, width);
 	if (proc)		/* user events the program named, calls */
 		return sym_put_event(p, proc, ev, width, &ctx);
-	p = ktev_put_name(p, ev->code, width);
-	*p++ = ' ';
-	return ktev_put_text(p, ev->code, ev->args, ev->nr_args, &ctx);
+	return ktev_put_name_text(p, ev->code, width, ev->args, ev->nr_args, &ctx);
 }
 
 char *dtrace_put_name(const struct dtrace *dt, char *p, uint32_t code, unsigned int width)

@@ -463,6 +463,40 @@ static void test_us(void)
 		   NULL, NULL);
 }
 
+/*
+ * ktev_put_name_text() is ktev_put_name(), a space and ktev_put_text(),
+ * the model: every event of the table, unknown codes and lost markers,
+ * 0-6 arguments, widths 0-40 (the name's slot is 32), raw or decoded.
+ */
+static void test_name_text(void)
+{
+	static char model[KTEV_NAME_MAX + KTEV_TEXT_MAX], got[KTEV_NAME_MAX + KTEV_TEXT_MAX];
+	const uint32_t args[] = { 5, 0xfffffffe, 300, 7, 0x41424344, 0 };
+	const struct ktev_ctx raw = { .raw = true };
+	int bad = 0;
+
+	for (unsigned int i = 0; i < ktev_nr_events + 3 && !bad; i++) {
+		uint32_t code = i < ktev_nr_events ? ktev_events[i].code :
+				i == ktev_nr_events ? KTRACE_META_LOST : 0x7000001u + i;
+
+		for (unsigned int w = 0; w <= 40; w++) {
+			unsigned int nr = (i + w) % 7;
+			const struct ktev_ctx *ctx = w & 1 ? &raw : &decoded;
+			char *p = ktev_put_name(model, code, w);
+
+			*p++ = ' ';
+			*ktev_put_text(p, code, args, nr, ctx) = '\0';
+			*ktev_put_name_text(got, code, w, args, nr, ctx) = '\0';
+			if (strcmp(got, model)) {
+				bad = 1, ok(0, "ktev_put_name_text", got, model);
+				break;
+			}
+		}
+	}
+	if (!bad)
+		ok(1, "ktev_put_name_text: ktev_put_name, a space, ktev_put_text", NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	util_set_progname(argv[0]);
@@ -472,6 +506,7 @@ int main(int argc, char **argv)
 	test_decode();
 	test_syntax();
 	test_us();
+	test_name_text();
 	printf("1..%d\n", nr_tests);
 	return nr_failed != 0;
 }
