@@ -233,6 +233,23 @@ static unsigned int parse_jobs(const char *s)
 	return n;
 }
 
+/* What /proc/stat's procs_running says now, 0 if it cannot be read. */
+static long procs_running(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char *line = NULL;
+	size_t size = 0;
+	long running = 0;
+
+	while (f && getline(&line, &size, f) > 0)
+		if (sscanf(line, "procs_running %ld", &running) == 1)
+			break;
+	free(line);
+	if (f)
+		fclose(f);
+	return running;
+}
+
 /*
  * Threads in all (-j): one per idle CPU, the merging one included, at most
  * 5; only this one with fewer than 2 idle CPUs.  Where the merge thread
@@ -243,21 +260,24 @@ static unsigned int parse_jobs(const char *s)
  * formatting a batch whenever it is ahead (pipeline.c), 4M events: on 2
  * idle CPUs 0.28 s against 0.45-0.50 s on one thread; with a busy loop on
  * the other CPU 0.52 s against 0.45-0.48 s.  Idle: the online CPUs less
- * what /proc/stat's procs_running counts besides this thread, read once.
+ * what /proc/stat's procs_running counts besides this thread, read up to
+ * 3 times 1 ms apart, the least kept: the parent that started dtrace (a
+ * shell, time(1)) often still runs for an instant before it waits, and
+ * read once it counted as a busy CPU (bench/dtrace.sh got one thread in
+ * each of 3 rounds on a machine at load 0.6).
  */
 static unsigned int default_jobs(void)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN), running = 0;
-	FILE *f = fopen("/proc/stat", "re");
-	char *line = NULL;
-	size_t size = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), running = procs_running();
 
-	while (f && getline(&line, &size, f) > 0)
-		if (sscanf(line, "procs_running %ld", &running) == 1)
-			break;
-	free(line);
-	if (f)
-		fclose(f);
+	for (int i = 0; i < 2 && running > 1; i++) {
+		long again;
+
+		usleep(1000);
+		again = procs_running();
+		if (again < running)
+			running = again;
+	}
 	if (running > 1)
 		cpus -= running - 1;
 	return cpus < 2 ? 1 : cpus > 5 ? 5 : cpus;
