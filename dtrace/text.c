@@ -125,7 +125,11 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	memcpy(p, df->cpu, sizeof(df->cpu));	/* whole: a constant-size copy */
 	p += df->cpu_len;
 	*p++ = ' ';
-	p = dtrace_put_time(dt, p, o, e);
+	/* the time since the first event, as dtrace_put_time() has it, without its call */
+	if (!dt->tsc && !dt->absolute)
+		p = ktev_put_us(p, e->ns, TIME_WIDTH);
+	else
+		p = dtrace_put_time(dt, p, o, e);
 	*p++ = ' ';
 	if (dt->decode.raw) {
 		p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);
