@@ -233,23 +233,13 @@ static unsigned int parse_jobs(const char *s)
 	return n;
 }
 
-/*
- * Threads in all (-j): one per idle CPU, the merging one included, at most
- * 5; only this one with fewer than 3 idle CPUs.  Where the merge thread
- * shares a CPU with workers, the hand-overs cost more than the workers
- * save: bench/dtrace.sh on 2 idle CPUs, 20M events, took 1.93 s (3.4 s of
- * CPU) with two workers and 1.55 s (1.5 s) on one thread; with a build
- * running, 7.5 s against 5.8 s.  One worker (-j 2) on 2 busy CPUs (load
- * 4-7): 1.9-2.1 s of CPU against 1.55-1.75 s, 3.1-4.9 s against 2.5-3.7 s;
- * on 2 idle ones it is yet to be measured.  Idle: the online CPUs less what
- * /proc/stat's procs_running counts besides this thread, read once.
- */
-static unsigned int default_jobs(void)
+/* What /proc/stat's procs_running says now, 0 if it cannot be read. */
+static long procs_running(void)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN), running = 0;
 	FILE *f = fopen("/proc/stat", "re");
 	char *line = NULL;
 	size_t size = 0;
+	long running = 0;
 
 	while (f && getline(&line, &size, f) > 0)
 		if (sscanf(line, "procs_running %ld", &running) == 1)
@@ -257,9 +247,40 @@ static unsigned int default_jobs(void)
 	free(line);
 	if (f)
 		fclose(f);
+	return running;
+}
+
+/*
+ * Threads in all (-j): one per idle CPU, the merging one included, at most
+ * 5; only this one with fewer than 2 idle CPUs.  Where the merge thread
+ * shares a CPU with workers, the hand-overs cost more than the workers
+ * save: bench/dtrace.sh on 2 idle CPUs, 20M events, took 1.93 s (3.4 s of
+ * CPU) with two workers and 1.55 s (1.5 s) on one thread; with a build
+ * running, 7.5 s against 5.8 s.  One worker (-j 2), the main thread
+ * formatting a batch whenever it is ahead (pipeline.c), 4M events: on 2
+ * idle CPUs 0.28 s against 0.45-0.50 s on one thread; with a busy loop on
+ * the other CPU 0.52 s against 0.45-0.48 s.  Idle: the online CPUs less
+ * what /proc/stat's procs_running counts besides this thread, read up to
+ * 3 times 1 ms apart, the least kept: the parent that started dtrace (a
+ * shell, time(1)) often still runs for an instant before it waits, and
+ * read once it counted as a busy CPU (bench/dtrace.sh got one thread in
+ * each of 3 rounds on a machine at load 0.6).
+ */
+static unsigned int default_jobs(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), running = procs_running();
+
+	for (int i = 0; i < 2 && running > 1; i++) {
+		long again;
+
+		usleep(1000);
+		again = procs_running();
+		if (again < running)
+			running = again;
+	}
 	if (running > 1)
 		cpus -= running - 1;
-	return cpus < 3 ? 1 : cpus > 5 ? 5 : cpus;
+	return cpus < 2 ? 1 : cpus > 5 ? 5 : cpus;
 }
 
 /* The ktev_parse_*() say what is wrong: a usage error. */

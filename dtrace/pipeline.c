@@ -10,7 +10,12 @@
  * A batch closes before its output could outgrow a worker's buffer
  * (DTRACE_EVENT_BOUND per event), so a worker writes once per batch; should
  * it have to write earlier, it waits for its turn then.  Memory: a few
- * batches and one output buffer per worker.
+ * batches and one output buffer per worker, and one for the main thread.
+ *
+ * The main thread merges faster than one worker formats: rather than wait
+ * for a free batch, it formats the oldest batch no worker has taken, as a
+ * worker would (its turn, its own buffer), so that with one worker both
+ * CPUs of a 2-CPU machine stay busy.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -30,6 +35,8 @@
 #define BATCH_BYTES	(512 * 1024)		/* packed events */
 #endif
 #define BATCH_PREFETCH	2048			/* bytes ahead, see prefetch.h */
+/* past a batch's end: what pipeline_add() copies past a short event, and its prefetch */
+#define BATCH_SLACK	(2 * sizeof(uint32_t) + BATCH_PREFETCH)
 #define WORKER_OUT	(2 * DTRACE_OUT_SIZE)	/* a worker's output buffer */
 #define BATCH_OUTPUT	(WORKER_OUT - DTRACE_LINE_MAX)
 #define MAX_WORKERS	8
@@ -40,6 +47,13 @@ struct batch {
 	size_t used;			/* bytes of packed events */
 	size_t output;			/* bound of their output */
 	char *data;
+};
+
+/* A thread that formats batches: a worker, or the main thread when ahead. */
+struct worker {
+	struct outbuf out;
+	struct pipeline *pl;
+	uint64_t seq;			/* of the batch it formats */
 };
 
 struct pipeline {
@@ -55,6 +69,7 @@ struct pipeline {
 	uint64_t next_seq;
 	unsigned int nr_workers;
 	pthread_t workers[MAX_WORKERS];
+	struct worker main_worker;	/* the main thread's, formatting a batch */
 };
 
 /* A packed event: its struct dtrace_event, then the ktfile_event's used part. */
@@ -76,12 +91,6 @@ static void format_batch(struct pipeline *pl, struct outbuf *o, struct batch *b)
 	}
 }
 
-struct worker {
-	struct outbuf out;
-	struct pipeline *pl;
-	uint64_t seq;			/* of the batch it formats */
-};
-
 /* out_flush() of a worker: wait until every earlier batch is written. */
 static void wait_turn(struct outbuf *o)
 {
@@ -92,6 +101,38 @@ static void wait_turn(struct outbuf *o)
 	while (pl->written != w->seq)
 		pthread_cond_wait(&pl->changed, &pl->lock);
 	pthread_mutex_unlock(&pl->lock);
+}
+
+/* The oldest full batch, taken off the queue; called locked, @pl->full set. */
+static struct batch *take_full(struct pipeline *pl)
+{
+	struct batch *b = pl->full;
+
+	pl->full = b->next;
+	if (!pl->full)
+		pl->full_tail = &pl->full;
+	return b;
+}
+
+/*
+ * Format batch @b taken off the queue, write it in its turn and free it;
+ * called unlocked, returns locked.
+ */
+static void format_write(struct worker *w, struct batch *b)
+{
+	struct pipeline *pl = w->pl;
+
+	w->seq = b->seq;
+	format_batch(pl, &w->out, b);
+	wait_turn(&w->out);
+	out_flush(&w->out);
+
+	pthread_mutex_lock(&pl->lock);
+	__atomic_store_n(&pl->written, pl->written + 1, __ATOMIC_RELEASE);
+	b->next = pl->free;
+	pl->free = b;
+	/* the main thread (a free batch), the next in turn, or idle workers */
+	pthread_cond_broadcast(&pl->changed);
 }
 
 static void *worker(void *arg)
@@ -111,21 +152,10 @@ static void *worker(void *arg)
 			pthread_cond_wait(&pl->changed, &pl->lock);
 			continue;
 		}
-		pl->full = b->next;
-		if (!pl->full)
-			pl->full_tail = &pl->full;
+		take_full(pl);
 		pthread_mutex_unlock(&pl->lock);
 
-		w.seq = b->seq;
-		format_batch(pl, &w.out, b);
-		wait_turn(&w.out);
-		out_flush(&w.out);
-
-		pthread_mutex_lock(&pl->lock);
-		__atomic_store_n(&pl->written, pl->written + 1, __ATOMIC_RELEASE);
-		b->next = pl->free;
-		pl->free = b;
-		pthread_cond_broadcast(&pl->changed);
+		format_write(&w, b);
 	}
 	pthread_mutex_unlock(&pl->lock);
 	free(w.out.buf);
@@ -166,6 +196,37 @@ void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written
 	*written = __atomic_load_n(&pl->written, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * A batch to fill, the current one having no room left (or none): sent to
+ * the workers, and a free one taken.  Apart from pipeline_add(), so that
+ * its locks and calls do not weigh on every event.
+ */
+static __attribute__((noinline)) struct batch *next_batch(struct pipeline *pl)
+{
+	send_batch(pl);
+	pthread_mutex_lock(&pl->lock);
+	while (!pl->free) {
+		/*
+		 * Every batch is full or being formatted: format the oldest
+		 * full one here rather than wait.  Every batch before it is
+		 * taken, so its turn comes without this thread.
+		 */
+		if (pl->full) {
+			struct batch *full = take_full(pl);
+
+			pthread_mutex_unlock(&pl->lock);
+			format_write(&pl->main_worker, full);
+			continue;
+		}
+		pthread_cond_wait(&pl->changed, &pl->lock);
+	}
+	pl->cur = pl->free;
+	pl->free = pl->cur->next;
+	pthread_mutex_unlock(&pl->lock);
+	pl->cur->used = pl->cur->output = 0;
+	return pl->cur;
+}
+
 void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
 {
 	const struct ktfile_event *ev = in->ev;
@@ -174,29 +235,20 @@ void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
 	struct dtrace_event *e;
 	struct ktfile_event *copy;
 
-	if (b && (b->used + size > BATCH_BYTES || b->output + bound > BATCH_OUTPUT))
-		send_batch(pl);
-	if (!pl->cur) {
-		pthread_mutex_lock(&pl->lock);
-		while (!pl->free)
-			pthread_cond_wait(&pl->changed, &pl->lock);
-		pl->cur = pl->free;
-		pl->free = pl->cur->next;
-		pthread_mutex_unlock(&pl->lock);
-		pl->cur->used = pl->cur->output = 0;
-	}
-	b = pl->cur;
+	if (!b || b->used + size > BATCH_BYTES || b->output + bound > BATCH_OUTPUT)
+		b = next_batch(pl);
 	e = (void *)(b->data + b->used);
 	/* a worker read this batch on another CPU: take its lines back early */
-	if (b->used + BATCH_PREFETCH < BATCH_BYTES)
-		prefetch_write(b->data + b->used + BATCH_PREFETCH);
+	prefetch_write(b->data + b->used + BATCH_PREFETCH);
 	copy = (void *)(e + 1);
-	/* most events have two arguments: a copy of known size is a few moves */
-	if (ev->nr_args == 2)
-		memcpy(copy, ev, offsetof(struct ktfile_event, args) + 2 * sizeof(uint32_t));
-	else
-		memcpy(copy, ev, offsetof(struct ktfile_event, args) +
-		       ev->nr_args * sizeof(uint32_t));
+	/*
+	 * Most events have two arguments: the header and two are copied
+	 * whatever the count, a few moves (past a shorter event's end, into
+	 * the next one's room or BATCH_SLACK), the rest after.
+	 */
+	memcpy(copy, ev, offsetof(struct ktfile_event, args) + 2 * sizeof(uint32_t));
+	if (ev->nr_args > 2)
+		memcpy(copy->args + 2, ev->args + 2, (ev->nr_args - 2) * sizeof(uint32_t));
 	*e = *in;
 	e->ev = copy;
 	b->used += size;
@@ -224,11 +276,14 @@ struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *f
 	for (unsigned int i = 0; i < 4 * workers + 1; i++) {
 		struct batch *b = xcalloc(1, sizeof(*b));
 
-		b->data = xmalloc(BATCH_BYTES);
+		b->data = xmalloc(BATCH_BYTES + BATCH_SLACK);
 		b->next = pl->free;
 		pl->free = b;
 	}
 	out_flush(&dt->out);		/* whatever came before goes first */
+	pl->main_worker.pl = pl;
+	out_open_fd(&pl->main_worker.out, dt->out.fd, dt->out.name, WORKER_OUT);
+	pl->main_worker.out.before_write = wait_turn;
 	for (unsigned int i = 0; i < workers; i++) {
 		if (pthread_create(&pl->workers[i], NULL, worker, pl))
 			break;
@@ -248,6 +303,7 @@ void pipeline_finish(struct pipeline *pl)
 	pthread_mutex_unlock(&pl->lock);
 	for (unsigned int i = 0; i < pl->nr_workers; i++)
 		pthread_join(pl->workers[i], NULL);
+	free(pl->main_worker.out.buf);
 	while (pl->free) {
 		struct batch *b = pl->free;
 

@@ -46,9 +46,11 @@ static bool selected(const struct dtrace *dt, const struct ktfile_reader *f,
 	if (ns < dt->from_ns || !dt->files[f->index].selected)
 		return false;
 	/* meta records (lost markers) pass -e and -t: they concern every event */
+	/* without -t and -p every task is: no call for each event then */
 	return !grp || ((grp & dt->mask) &&
-			(own_tasks || dtrace_task_selected(dt, f->hdr.cpu < 0 ? f->hdr.pid : 0,
-							   ev->tid, ev->tsc)));
+			(own_tasks || (!dt->tids && !dt->pids) ||
+			 dtrace_task_selected(dt, f->hdr.cpu < 0 ? f->hdr.pid : 0,
+					      ev->tid, ev->tsc)));
 }
 
 /* A probe hit without BASE.probes: say once where it was looked for. */

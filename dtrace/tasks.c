@@ -28,6 +28,12 @@ struct naming {
 	uint32_t tid, pid;
 	uint8_t len;
 	char comm[COMM_MAX];	/* escaped for text */
+	/*
+	 * "-tid" and spaces to the end, made once: every line shows its
+	 * task's, and put() copies it whole (@tid_len: '-' and the digits).
+	 */
+	uint8_t tid_len;
+	char tid_text[16];
 	struct naming *retired_next;
 	uint64_t retired_in;	/* the last batch that may hold it */
 };
@@ -89,12 +95,24 @@ void tasks_set_machine(struct tasks *t, unsigned int machine)
 		t->machine = (uint64_t)machine << 32;
 }
 
+/* @n names task @tid: its tid and tid_text. */
+static void naming_set_tid(struct naming *n, uint32_t tid)
+{
+	char digits[10 + KTEV_SLACK];	/* a u32's */
+
+	n->tid = tid;
+	n->tid_len = 1 + ktev_put_u64(digits, tid) - digits;
+	memset(n->tid_text, ' ', sizeof(n->tid_text));
+	n->tid_text[0] = '-';
+	memcpy(n->tid_text + 1, digits, n->tid_len - 1);
+}
+
 static struct naming *naming_new(uint64_t tsc, uint32_t tid, uint32_t pid, const char *comm)
 {
 	struct naming *n = xcalloc(1, sizeof(*n));
 
 	n->tsc = tsc;
-	n->tid = tid;
+	naming_set_tid(n, tid);
 	n->pid = pid;
 	n->len = kt_escape(n->comm, COMM_MAX, comm, KTRACE_COMM_LEN, KT_ESC_TEXT) - n->comm;
 	return n;
@@ -317,7 +335,8 @@ static void follow_fork(struct tasks *t, const struct ktfile_event *ev)
 	n = xmalloc(sizeof(*n));
 	*n = *parent;
 	n->tsc = ev->tsc;
-	n->tid = n->pid = child;
+	naming_set_tid(n, child);
+	n->pid = child;
 	now_put(t, child, n);
 }
 
@@ -429,6 +448,10 @@ static char *put(char *p, const struct naming *n, uint32_t tid, unsigned int wid
 		}
 		memcpy(p, comm, len);
 		p += len;
+	}
+	if (n && n->tid == tid) {	/* "-tid" and the column's spaces at once */
+		memcpy(p, n->tid_text, sizeof(n->tid_text));
+		return p + (width && n->tid_len < 8 ? 8 : n->tid_len);
 	}
 	*p++ = '-';
 	start = p;

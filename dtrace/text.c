@@ -23,10 +23,7 @@
 
 char *dtrace_put_us(char *p, uint64_t ns, unsigned int width)
 {
-	uint64_t us = ns / 1000;
-
-	p = ktev_put_u64_width(p, us, width > 4 ? width - 4 : 0);
-	return ktev_put_point3(p, ns - us * 1000);
+	return ktev_put_us(p, ns, width);
 }
 
 /*
@@ -94,9 +91,7 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 		return probes_put_event(dt->files[e->file].probes ?: dt->probes, p, ev, width);
 	if (proc)		/* user events the program named, calls */
 		return sym_put_event(p, proc, ev, width, &ctx);
-	p = ktev_put_name(p, ev->code, width);
-	*p++ = ' ';
-	return ktev_put_text(p, ev->code, ev->args, ev->nr_args, &ctx);
+	return ktev_put_name_text(p, ev->code, width, ev->args, ev->nr_args, &ctx);
 }
 
 char *dtrace_put_name(const struct dtrace *dt, char *p, uint32_t code, unsigned int width)
@@ -111,7 +106,7 @@ char *dtrace_put_time(const struct dtrace *dt, char *p, struct outbuf *o,
 		return ktev_put_u64_width(p, e->ev->tsc, TSC_WIDTH);
 	if (dt->absolute)
 		return put_realtime(p, o, kt_merge_file(dt->merge, e->file), e->ev->tsc);
-	return dtrace_put_us(p, e->ns, TIME_WIDTH);
+	return ktev_put_us(p, e->ns, TIME_WIDTH);
 }
 
 static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_event *e)
@@ -130,7 +125,11 @@ static void text_event(struct dtrace *dt, struct outbuf *o, const struct dtrace_
 	memcpy(p, df->cpu, sizeof(df->cpu));	/* whole: a constant-size copy */
 	p += df->cpu_len;
 	*p++ = ' ';
-	p = dtrace_put_time(dt, p, o, e);
+	/* the time since the first event, as dtrace_put_time() has it, without its call */
+	if (!dt->tsc && !dt->absolute)
+		p = ktev_put_us(p, e->ns, TIME_WIDTH);
+	else
+		p = dtrace_put_time(dt, p, o, e);
 	*p++ = ' ';
 	if (dt->decode.raw) {
 		p = ktev_put_u64_width(p, ev->tid, TID_WIDTH);

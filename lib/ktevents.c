@@ -436,6 +436,12 @@ size_t ktev_unpack_bytes(char *dst, size_t max, const uint32_t *args,
 {
 	size_t len = 0;
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the arguments' bytes in memory are the string's: one copy */
+	len = 4 * (size_t)nr_args < max ? 4 * (size_t)nr_args : max;
+	memcpy(dst, args, len);
+	return len;
+#endif
 	for (; len < max && len / 4 < nr_args; len++)
 		dst[len] = args[len / 4] >> (8 * (len % 4));
 	return len;
@@ -449,25 +455,13 @@ static char *put_string(char *p, const uint32_t *args, unsigned int nr_args)
 	return kt_escape(p, KT_ESC_MAX(sizeof(s)), s, len, KT_ESC_TEXT);
 }
 
-char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
-		    unsigned int nr_args, const struct ktev_ctx *ctx)
+/* The text of an event of the table, by its compiled format @c. */
+static char *put_compiled(char *p, const struct compiled *c, const uint32_t *args,
+			  unsigned int nr_args, const struct ktev_ctx *ctx)
 {
-	const struct ktev_desc *d = ktev_lookup(code);
 	const bool raw = !ctx || ctx->raw;
-	const struct compiled *c;
 	unsigned int a = 0;
-	uint64_t lost;
 
-	if (!d) {
-		if (ktev_lost_count(code, args, nr_args, &lost)) {
-			if (lost == KTEV_LOST_UNKNOWN)
-				return put_str(p, "records lost, how many is not known", 35);
-			p = ktev_put_u64(p, lost);
-			return put_str(p, " records lost", 13);
-		}
-		return put_generic(p, code, args, nr_args);
-	}
-	c = &compiled[d - ktev_events];
 	for (const struct piece *pc = c->piece; ; pc++) {
 		unsigned int conv = raw ? pc->raw : pc->conv;
 		unsigned int need = pc->nr_args;
@@ -542,6 +536,42 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 		}
 		}
 	}
+}
+
+char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
+		    unsigned int nr_args, const struct ktev_ctx *ctx)
+{
+	const struct ktev_desc *d = ktev_lookup(code);
+	uint64_t lost;
+
+	if (d)
+		return put_compiled(p, &compiled[d - ktev_events], args, nr_args, ctx);
+	if (ktev_lost_count(code, args, nr_args, &lost)) {
+		if (lost == KTEV_LOST_UNKNOWN)
+			return put_str(p, "records lost, how many is not known", 35);
+		p = ktev_put_u64(p, lost);
+		return put_str(p, " records lost", 13);
+	}
+	return put_generic(p, code, args, nr_args);
+}
+
+char *ktev_put_name_text(char *p, uint32_t code, unsigned int width, const uint32_t *args,
+			 unsigned int nr_args, const struct ktev_ctx *ctx)
+{
+	const struct ktev_desc *d = ktev_lookup(code);
+
+	/* one lookup for both (dtrace's listing: every line) */
+	if (d && width <= SLOT) {
+		const struct compiled *c = &compiled[d - ktev_events];
+
+		memcpy(p, c->name, SLOT);
+		p += c->name_len > width ? c->name_len : width;
+		*p++ = ' ';
+		return put_compiled(p, c, args, nr_args, ctx);
+	}
+	p = ktev_put_name(p, code, width);
+	*p++ = ' ';
+	return ktev_put_text(p, code, args, nr_args, ctx);
 }
 
 /* ---- command-line syntax -------------------------------------------------- */

@@ -148,6 +148,10 @@ char *ktev_put_name(char *p, uint32_t code, unsigned int width);
 char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 		    unsigned int nr_args, const struct ktev_ctx *ctx);
 
+/* ktev_put_name(), a space, ktev_put_text(): the event's name looked up once. */
+char *ktev_put_name_text(char *p, uint32_t code, unsigned int width, const uint32_t *args,
+			 unsigned int nr_args, const struct ktev_ctx *ctx);
+
 /*
  * A lost marker's count when some records were lost and how many is not
  * known (a collector's marker for a killed sender's damaged spool).

@@ -23,6 +23,8 @@ char *ktev_put_hex(char *p, uint64_t v);	/* "1f", no 0x */
 char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width);
 /* ".123": a point and the 3 digits of @v < 1000 (fractions of a time) */
 char *ktev_put_point3(char *p, unsigned int v);
+/* @ns as microseconds, 3 decimals ("12.345"), right-aligned in @width columns */
+char *ktev_put_us(char *p, uint64_t ns, unsigned int width);
 /* Spaces after @len characters up to @width columns (none if @len fills them). */
 char *ktev_put_pad(char *p, unsigned int len, unsigned int width);
 

@@ -70,4 +70,21 @@ ok $? "-o FILE writes the same as standard output"
 grep -q 'meta:lost' "$GOLDEN/dtrace-mixed.out" && ! grep -q '?' "$GOLDEN/dtrace-mixed.out"
 ok $? "lost markers printed, no undecoded arguments"
 
+# The pipeline itself: the files above have a user stream, which keeps
+# the formatting on the main thread.  Kernel streams alone, ~100 batches:
+# the worker threads format, and with one worker (-j 2) the main thread
+# formats the batches it gets ahead with (pipeline.c); on one CPU
+# (taskset) it does so whenever the worker is preempted mid-batch.  Each
+# writes what -j 1 writes.
+"$KTGEN" -s 12 -c 4 -n 100000 -l 30 "$TMP/kbig" >/dev/null
+"$DTRACE" -j 1 "$TMP"/kbig.cpu* | md5sum >"$TMP/kj1"
+for j in 2 3; do
+	"$DTRACE" -j $j "$TMP"/kbig.cpu* | md5sum | cmp -s - "$TMP/kj1"
+	ok $? "-j $j writes the same as -j 1 (kernel streams: the pipeline)"
+done
+if command -v taskset >/dev/null; then
+	taskset -c 0 "$DTRACE" -j 2 "$TMP"/kbig.cpu* | md5sum | cmp -s - "$TMP/kj1"
+	ok $? "-j 2 on one CPU writes the same as -j 1"
+fi
+
 done_testing

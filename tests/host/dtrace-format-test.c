@@ -426,6 +426,77 @@ static void test_syntax(void)
 	   "group names and bits", "", "");
 }
 
+/*
+ * ktev_put_us() against printf of the microseconds and the 3 decimals:
+ * every nanosecond count below 10^7, then random ones of every length
+ * (the 12-wide column's fast path is below 10^11), in widths 0-14.
+ */
+static void test_us(void)
+{
+	char got[32 + KTEV_SLACK], w[64];
+	int bad = 0;
+
+	for (uint64_t ns = 0; ns < 10000000 && !bad; ns++) {
+		*ktev_put_us(got, ns, 12) = '\0';
+		snprintf(w, sizeof(w), "%8" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_us below 10^7 ns, width 12", got, w);
+	}
+	for (uint64_t i = 0, x = 88172645463325252ull; i < 2000000 && !bad; i++) {
+		uint64_t ns;
+		int width = i % 15;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ns = x >> (x % 61);
+		if (i & 1)
+			width = 12;
+		*ktev_put_us(got, ns, width) = '\0';
+		snprintf(w, sizeof(w), "%*" PRIu64 ".%03u", width > 4 ? width - 4 : 0,
+			 ns / 1000, (unsigned int)(ns % 1000));
+		if (strcmp(got, w))
+			bad = 1, ok(0, "ktev_put_us of random values", got, w);
+	}
+	if (!bad)
+		ok(1, "ktev_put_us: every value below 10^7 ns, random ones, widths 0-14",
+		   NULL, NULL);
+}
+
+/*
+ * ktev_put_name_text() is ktev_put_name(), a space and ktev_put_text(),
+ * the model: every event of the table, unknown codes and lost markers,
+ * 0-6 arguments, widths 0-40 (the name's slot is 32), raw or decoded.
+ */
+static void test_name_text(void)
+{
+	static char model[KTEV_NAME_MAX + KTEV_TEXT_MAX], got[KTEV_NAME_MAX + KTEV_TEXT_MAX];
+	const uint32_t args[] = { 5, 0xfffffffe, 300, 7, 0x41424344, 0 };
+	const struct ktev_ctx raw = { .raw = true };
+	int bad = 0;
+
+	for (unsigned int i = 0; i < ktev_nr_events + 3 && !bad; i++) {
+		uint32_t code = i < ktev_nr_events ? ktev_events[i].code :
+				i == ktev_nr_events ? KTRACE_META_LOST : 0x7000001u + i;
+
+		for (unsigned int w = 0; w <= 40; w++) {
+			unsigned int nr = (i + w) % 7;
+			const struct ktev_ctx *ctx = w & 1 ? &raw : &decoded;
+			char *p = ktev_put_name(model, code, w);
+
+			*p++ = ' ';
+			*ktev_put_text(p, code, args, nr, ctx) = '\0';
+			*ktev_put_name_text(got, code, w, args, nr, ctx) = '\0';
+			if (strcmp(got, model)) {
+				bad = 1, ok(0, "ktev_put_name_text", got, model);
+				break;
+			}
+		}
+	}
+	if (!bad)
+		ok(1, "ktev_put_name_text: ktev_put_name, a space, ktev_put_text", NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	util_set_progname(argv[0]);
@@ -434,6 +505,8 @@ int main(int argc, char **argv)
 	test_text();
 	test_decode();
 	test_syntax();
+	test_us();
+	test_name_text();
 	printf("1..%d\n", nr_tests);
 	return nr_failed != 0;
 }
