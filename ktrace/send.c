@@ -79,12 +79,18 @@ struct send_stream {
 	double last_frame;		/* now() of the last frame (beacons) */
 	bool maybe_lost;		/* a killed sender's spool: a damaged stretch
 					 * since its last frame may have held some */
+	uint64_t spool_end;		/* a killed sender's spool: the byte after its
+					 * last frame there, counted over the segments */
+	bool jump_unbounded;		/* ... and a segment since is missing or
+					 * unreadable: any number may come next */
 };
 
 /*
  * A frame to send: in a spool segment (@seg, @off, @len), or, @seg
  * NO_SEGMENT, one the spool could not hold or a damaged one stands for:
- * empty frames @first_seq..@seq built when sent, the first counting @lost.
+ * numbers @first_seq..@seq, sent as one empty frame @seq counting @lost.
+ * A range of numbers (@first_seq < @seq) always counts KTNET_LOST_UNKNOWN:
+ * such a frame may skip numbers (ktnet.h), so a gap costs one frame.
  */
 #define NO_SEGMENT	UINT_MAX
 
@@ -131,6 +137,9 @@ struct sender {
 	bool undelivered;		/* the thread gave up at the deadline */
 	bool disk_warned;		/* said the spool's disk is full */
 	bool recovered;			/* a killed sender's spool (DIR/unsent.N) */
+	double wait;			/* sender_finish()'s --send-wait */
+	struct sender *live;		/* recovered: the recording sending it, which
+					 * keeps half its wait (past_deadline()) */
 };
 
 /* The network thread sleeps in poll(): a frame to send, or the end, wakes it. */
@@ -524,23 +533,23 @@ static bool all_acked(struct sender *s)
 }
 
 /*
- * Empty frames for @f's numbers from @from on, the first of them counting
- * @lost: a frame the spool could not hold, or one found damaged in it.
+ * One empty frame numbered @f->seq counting @lost: a frame the spool could
+ * not hold, one found damaged in it, or a range of numbers a damaged spool
+ * lost.  A range counts KTNET_LOST_UNKNOWN (also when the collector holds
+ * its first numbers, @from being the first it lacks: the rest are lost),
+ * and such a frame may skip numbers (ktnet.h): however wide the gap, it is
+ * one frame, so a damaged number costs no more time than any other frame.
  */
 static int send_empty(struct sender *s, int fd, const struct spool_frame *f, uint64_t from,
 		      uint64_t lost)
 {
-	int ret = 0;
+	struct ktnet_hdr h = { .type = KTNET_DATA, .stream = s->streams[f->stream].id,
+			       .seq = f->seq, .first_tsc = f->first_tsc, .last_tsc = f->first_tsc,
+			       .lost = f->first_seq < f->seq ? KTNET_LOST_UNKNOWN : lost };
 
-	for (uint64_t seq = from; seq <= f->seq && !ret; seq++) {
-		struct ktnet_hdr h = { .type = KTNET_DATA, .stream = s->streams[f->stream].id,
-				       .seq = seq, .first_tsc = f->first_tsc,
-				       .last_tsc = f->first_tsc,
-				       .lost = seq == f->first_seq ? lost : 0 };
-
-		ret = ktnet_send(fd, &h, NULL);
-	}
-	return ret;
+	if (from > f->seq)
+		return 0;
+	return ktnet_send(fd, &h, NULL);
 }
 
 /*
@@ -572,7 +581,7 @@ static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 		seg = s->segs[f->seg];
 	pthread_mutex_unlock(&s->lock);
 	if (f->seg == NO_SEGMENT)
-		return send_empty(s, fd, f, from > f->first_seq ? from : f->first_seq, f->lost);
+		return send_empty(s, fd, f, from, f->lost);
 	buf = xmalloc(f->len);
 	/* read back as written: else its records are counted lost, as we know them */
 	errno = 0;
@@ -585,11 +594,48 @@ static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 			s->streams[f->stream].id, errno ? ": " : "", errno ? strerror(errno) : "",
 			f->records);
 		free(buf);
-		return send_empty(s, fd, f, f->seq, f->lost > KTNET_LOST_UNKNOWN - f->records ?
+		return send_empty(s, fd, f, from, f->lost > KTNET_LOST_UNKNOWN - f->records ?
 						    KTNET_LOST_UNKNOWN : f->lost + f->records);
 	}
 	ret = ktnet_write_all(fd, buf, f->len);
 	free(buf);
+	return ret;
+}
+
+/*
+ * Time to give up: --send-wait after the end.  An earlier recording's
+ * frames (@s->live set) are sent before the live recording's: they stop
+ * half the live one's wait after its end, so that a spool that cannot be
+ * delivered never takes the whole wait from the recording just made.
+ */
+static bool past_deadline(struct sender *s)
+{
+	double t = now();
+	bool past;
+
+	pthread_mutex_lock(&s->lock);
+	past = s->finishing && t >= s->deadline;
+	pthread_mutex_unlock(&s->lock);
+	if (!past && s->live) {
+		pthread_mutex_lock(&s->live->lock);
+		past = s->live->finishing && t >= s->live->deadline - s->live->wait / 2;
+		pthread_mutex_unlock(&s->live->lock);
+	}
+	return past;
+}
+
+/*
+ * The collector's messages waiting on @fd, up to a bound (the frames wait
+ * meanwhile): one ACK comes for each frame sent, and a collector closes a
+ * connection whose ACKs are left unread.
+ */
+static int receive_waiting(struct sender *s, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret = receive(s, fd);
+
+	for (int n = 1; !ret && n < 256 && poll(&pfd, 1, 0) > 0; n++)
+		ret = receive(s, fd);
 	return ret;
 }
 
@@ -610,12 +656,10 @@ static int stream(struct sender *s, int fd)
 		pthread_mutex_lock(&s->lock);
 		f = next_to_send(s);
 		done = s->finishing && all_acked(s);
-		/* a collector that takes frames but never acknowledges them */
-		if (!done && s->finishing && now() >= s->deadline) {
-			pthread_mutex_unlock(&s->lock);
-			return -ETIMEDOUT;
-		}
 		pthread_mutex_unlock(&s->lock);
+		/* a collector that takes frames but never acknowledges them */
+		if (!done && past_deadline(s))
+			return -ETIMEDOUT;
 		if (done) {
 			/* BASE.probes is written once the command starts: again at the end */
 			if ((ret = send_files(s, fd)))
@@ -645,7 +689,7 @@ static int stream(struct sender *s, int fd)
 			return -errno;
 		}
 		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
-			if ((ret = receive(s, fd)))
+			if ((ret = receive_waiting(s, fd)))
 				return ret;
 		}
 		if (f && (pfd.revents & POLLOUT)) {
@@ -683,16 +727,6 @@ static int stream(struct sender *s, int fd)
 			}
 		}
 	}
-}
-
-static bool past_deadline(struct sender *s)
-{
-	bool past;
-
-	pthread_mutex_lock(&s->lock);
-	past = s->finishing && now() >= s->deadline;
-	pthread_mutex_unlock(&s->lock);
-	return past;
 }
 
 /* Connect, say HELLO, send the spool until END: true when done, false at the deadline. */
@@ -906,6 +940,16 @@ static void recovered_gap(struct sender *s, unsigned int idx, uint64_t seq, uint
 	st->seq = seq - 1;
 }
 
+/*
+ * A segment of a killed sender's spool missing or unreadable: frames of any
+ * numbers may have been there, the next of each stream may jump.
+ */
+static void spool_hole(struct sender *s)
+{
+	for (unsigned int i = 0; i < s->nr; i++)
+		s->streams[i].jump_unbounded = true;
+}
+
 enum spooled { SPOOLED_OK, SPOOLED_CUT, SPOOLED_DAMAGED, SPOOLED_NONE };
 
 /*
@@ -914,20 +958,34 @@ enum spooled { SPOOLED_OK, SPOOLED_CUT, SPOOLED_DAMAGED, SPOOLED_NONE };
  * payload a zstd frame that makes its records), one whose header is sane
  * but cut short by the end of the file or with a damaged payload (@h and
  * @idx set), or no frame.  The payload is decompressed: a frame found by
- * scanning damaged bytes is a real one.
+ * scanning damaged bytes is a real one.  Its number must be plausible:
+ * above the stream's last one there, and skipping (through damaged bytes)
+ * no more numbers than frames fit between the two.  A spool holds each
+ * stream's frames in order and numbered without gaps (a frame that does
+ * not fit gets no number; a segment is freed, the current one started
+ * over, only when every frame before it is acknowledged), so a wider jump
+ * is a damaged number: trusted, it would leave every later frame of the
+ * stream below it.  Before a stream's first frame there, or after a
+ * missing segment, any number is plausible.
  */
 static enum spooled spooled_at(struct sender *s, const uint8_t *map, off_t size, off_t off,
 			       struct ktnet_hdr *h, unsigned int *idx, ZSTD_DCtx *dz,
 			       void **scratch, size_t *cap)
 {
 	const uint8_t *payload = map + off + KTNET_HDR_SIZE;
+	uint64_t at = s->spool_bytes + off;	/* over the segments read */
+	struct send_stream *st;
 	size_t raw;
 
 	if (off + KTNET_HDR_SIZE > size || ktnet_decode(h, map + off) || h->type != KTNET_DATA)
 		return SPOOLED_NONE;
 	for (*idx = 0; *idx < s->nr && s->streams[*idx].id != h->stream; (*idx)++)
 		;
-	if (*idx == s->nr || h->seq <= s->streams[*idx].seq)
+	if (*idx == s->nr)
+		return SPOOLED_NONE;
+	st = &s->streams[*idx];
+	if (h->seq <= st->seq || (st->seq && !st->jump_unbounded &&
+				  h->seq - st->seq - 1 > (at - st->spool_end) / KTNET_HDR_SIZE))
 		return SPOOLED_NONE;
 	if (h->len > size - off - KTNET_HDR_SIZE)
 		return SPOOLED_CUT;
@@ -963,6 +1021,9 @@ static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 
 	if (!dz)
 		die("zstd: out of memory");
+	if (fstat(fd, &st) < 0)
+		spool_hole(s);
+	/* else empty (started over), or a header the kill cut short: no frame */
 	if (fstat(fd, &st) < 0 || st.st_size < KTNET_HDR_SIZE) {
 		ZSTD_freeDCtx(dz);
 		return;
@@ -971,6 +1032,7 @@ static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		pr_warn("--spool %s: spool.%u: %s: left out", s->dir, s->segs[n].nr, strerror(errno));
+		spool_hole(s);
 		ZSTD_freeDCtx(dz);
 		return;
 	}
@@ -996,6 +1058,8 @@ static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 			sst->seq = h.seq;
 			sst->last_tsc = h.records ? h.last_tsc : h.first_tsc;
 			sst->maybe_lost = false;
+			sst->spool_end = s->spool_bytes + off + KTNET_HDR_SIZE + h.len;
+			sst->jump_unbounded = false;
 			off += KTNET_HDR_SIZE + h.len;
 			continue;
 		}
@@ -1011,6 +1075,9 @@ static void spool_read_segment(struct sender *s, unsigned int n, int fd)
 			sst->seq = h.seq;
 			sst->last_tsc = h.first_tsc;
 			sst->maybe_lost = false;
+			/* its length may be damaged: at least its header was there */
+			sst->spool_end = s->spool_bytes + off + KTNET_HDR_SIZE;
+			sst->jump_unbounded = false;
 			from = off + KTNET_HDR_SIZE;
 		}
 		/* the next whole frame after it, if any */
@@ -1112,7 +1179,7 @@ static int spool_segment_nr(const struct dirent *e)
 }
 
 /* A sender for the killed recording in @dir (DIR/unsent.N), NULL if it has no HELLO. */
-static struct sender *recovered_open(const struct sender *parent, const char *dir)
+static struct sender *recovered_open(struct sender *parent, const char *dir)
 {
 	char *path = in_dir(dir, "hello");
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -1150,6 +1217,7 @@ static struct sender *recovered_open(const struct sender *parent, const char *di
 	s->addr = parent->addr;
 	s->dir = xstrdup(dir);
 	s->recovered = true;
+	s->live = parent;
 	pthread_mutex_init(&s->lock, NULL);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0)
@@ -1170,6 +1238,9 @@ static struct sender *recovered_open(const struct sender *parent, const char *di
 		path = in_dir(dir, names[i]->d_name);
 		s->segs[i].nr = strtoul(names[i]->d_name + 6, NULL, 10);
 		s->segs[i].fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		/* segments are numbered on: one not there is a hole */
+		if (s->segs[i].fd < 0 || (i && s->segs[i].nr != s->segs[i - 1].nr + 1))
+			spool_hole(s);
 		if (s->segs[i].fd < 0)
 			pr_warn("--spool %s: %s", path, strerror(errno));
 		else
@@ -1356,6 +1427,7 @@ int sender_finish(struct sender *s, double wait)
 	}
 	s->finishing = true;
 	s->deadline = now() + wait;
+	s->wait = wait;
 	pthread_mutex_unlock(&s->lock);
 	wake(s);
 	pthread_join(s->thread, NULL);
