@@ -236,14 +236,15 @@ void dtrace_format_end(struct dtrace *dt, const struct dtrace_format *fmt);
 
 /*
  * pipeline.c: parallel formats run on @workers threads while the main
- * thread merges.  pipeline_add() copies an event into the current batch;
- * pipeline_finish() waits until all is written.  A format's event() on
+ * thread merges.  pipeline_add() copies @ev into the current batch and
+ * returns its slot there, whose ns, file and names the caller sets before
+ * the next call; pipeline_finish() waits until all is written.  A format's event() on
  * a worker thread gets the names of @e->names, never the table's.
  */
 struct pipeline;
 struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *fmt,
 				unsigned int workers);
-void pipeline_add(struct pipeline *pl, const struct dtrace_event *e);
+struct dtrace_event *pipeline_add(struct pipeline *pl, const struct ktfile_event *ev);
 /* The batch the next event goes into, and how many batches are written. */
 void pipeline_progress(struct pipeline *pl, uint64_t *filling, uint64_t *written);
 void pipeline_finish(struct pipeline *pl);

@@ -227,9 +227,13 @@ static __attribute__((noinline)) struct batch *next_batch(struct pipeline *pl)
 	return pl->cur;
 }
 
-void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
+/*
+ * The event is made in its batch, not copied there: the caller fills in
+ * the rest of the slot (its time, file and names) before the next call
+ * sends the batch.
+ */
+struct dtrace_event *pipeline_add(struct pipeline *pl, const struct ktfile_event *ev)
 {
-	const struct ktfile_event *ev = in->ev;
 	size_t size = packed_size(ev->nr_args), bound = DTRACE_EVENT_BOUND(ev);
 	struct batch *b = pl->cur;
 	struct dtrace_event *e;
@@ -249,10 +253,10 @@ void pipeline_add(struct pipeline *pl, const struct dtrace_event *in)
 	memcpy(copy, ev, offsetof(struct ktfile_event, args) + 2 * sizeof(uint32_t));
 	if (ev->nr_args > 2)
 		memcpy(copy->args + 2, ev->args + 2, (ev->nr_args - 2) * sizeof(uint32_t));
-	*e = *in;
 	e->ev = copy;
 	b->used += size;
 	b->output += bound;
+	return e;
 }
 
 struct pipeline *pipeline_start(struct dtrace *dt, const struct dtrace_format *fmt,

@@ -116,15 +116,18 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 			tasks_follow(dt->tasks, ev);
 		}
 		if (selected(dt, f, ev, ns, fmt->flags & DTRACE_FMT_OWN_TASKS)) {
-			struct dtrace_event e = { .ns = ns, .file = f->index, .ev = ev };
+			/* with the pipeline, made in its batch: no copy of it */
+			struct dtrace_event here, *e = pl ? pipeline_add(pl, ev) : &here;
 
 			if ((ev->code & KTRACE_GROUP_MASK) == KTRACE_GRP_probe)
 				probes_missing_warn(dt);
-			tasks_resolve(dt->tasks, ev, &e.names);
-			if (pl)
-				pipeline_add(pl, &e);
-			else
-				fmt->event(dt, &dt->out, &e);
+			e->ns = ns;
+			e->file = f->index;
+			if (!pl)
+				e->ev = ev;
+			tasks_resolve(dt->tasks, ev, &e->names);
+			if (!pl)
+				fmt->event(dt, &dt->out, e);
 		}
 		/* after the event: it may have gone into a batch of its own */
 		if (kernel && dt->tasks && ev->code == KTRACE_thread_exit) {
