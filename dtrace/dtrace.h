@@ -139,6 +139,8 @@ static inline uint64_t dtrace_task_key(const struct dtrace *dt, unsigned int fil
 struct dtrace_event {
 	uint64_t ns;			/* time after the first event of the merge */
 	unsigned int file;		/* index of its file: dt->files[], kt_merge_file() */
+	/* 1 + index in ktev_events[] of ktev_lookup(ev->code); 0: none, or not looked up */
+	uint32_t desc;
 	const struct ktfile_event *ev;	/* the reader's, or the pipeline's copy */
 	struct task_names names;	/* the tasks it shows, named as they were then */
 };

@@ -125,7 +125,7 @@ int dtrace_run(struct dtrace *dt, const struct dtrace_format *fmt, unsigned int 
 			e->file = f->index;
 			if (!pl)
 				e->ev = ev;
-			tasks_resolve(dt->tasks, ev, &e->names);
+			e->desc = tasks_resolve(dt->tasks, ev, &e->names);
 			if (!pl)
 				fmt->event(dt, &dt->out, e);
 		}

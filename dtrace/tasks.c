@@ -393,24 +393,27 @@ static const struct naming *find(const struct tasks *t, uint32_t tid)
 	return n;
 }
 
-void tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
-		   struct task_names *names)
+uint32_t tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
+		       struct task_names *names)
 {
 	const struct ktev_desc *d;
+	uint32_t i;
 
 	memset(names, 0, sizeof(*names));
 	if (!t)
-		return;
+		return 0;
 	names->n[0] = find(t, ev->tid);
 	d = ktev_lookup(ev->code);
 	if (!d)
-		return;
+		return 0;
+	i = d - ktev_events;
 	for (unsigned int k = 0; k < TASKS_PER_EVENT - 1; k++) {
-		unsigned int a = t->task_args[d - ktev_events][k];
+		unsigned int a = t->task_args[i][k];
 
 		if (a < ev->nr_args)
 			names->n[k + 1] = find(t, ev->args[a]);
 	}
+	return i + 1;
 }
 
 uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)

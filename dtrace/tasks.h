@@ -81,8 +81,12 @@ static inline bool tasks_changes(const struct ktfile_event *ev)
 	       ev->code == KTRACE_thread_fork;
 }
 
-/* The namings @ev shows, as the table is now: for another thread to print. */
-void tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
+/*
+ * The namings @ev shows, as the table is now: for another thread to print.
+ * Returns 1 + the index in ktev_events[] of ktev_lookup(@ev->code), 0 if
+ * none or not looked up (no table): struct dtrace_event's desc.
+ */
+uint32_t tasks_resolve(const struct tasks *t, const struct ktfile_event *ev,
 		   struct task_names *names);
 
 /* Process id of task @tid now (at @tsc), 0 if unknown. */

@@ -91,6 +91,10 @@ char *dtrace_put_event(const struct dtrace *dt, char *p, const struct dtrace_eve
 		return probes_put_event(dt->files[e->file].probes ?: dt->probes, p, ev, width);
 	if (proc)		/* user events the program named, calls */
 		return sym_put_event(p, proc, ev, width, &ctx);
+	/* the merge thread looked it up for its tasks (tasks_resolve()) */
+	if (e->desc)
+		return ktev_put_desc_name_text(p, &ktev_events[e->desc - 1], width, ev->args,
+					       ev->nr_args, &ctx);
 	return ktev_put_name_text(p, ev->code, width, ev->args, ev->nr_args, &ctx);
 }
 

@@ -561,7 +561,20 @@ char *ktev_put_name_text(char *p, uint32_t code, unsigned int width, const uint3
 	const struct ktev_desc *d = ktev_lookup(code);
 
 	/* one lookup for both (dtrace's listing: every line) */
-	if (d && width <= SLOT) {
+	if (d)
+		return ktev_put_desc_name_text(p, d, width, args, nr_args, ctx);
+	p = ktev_put_name(p, code, width);
+	*p++ = ' ';
+	return ktev_put_text(p, code, args, nr_args, ctx);
+}
+
+char *ktev_put_desc_name_text(char *p, const struct ktev_desc *d, unsigned int width,
+			      const uint32_t *args, unsigned int nr_args,
+			      const struct ktev_ctx *ctx)
+{
+	uint32_t code = d->code;
+
+	if (width <= SLOT) {
 		const struct compiled *c = &compiled[d - ktev_events];
 
 		memcpy(p, c->name, SLOT);

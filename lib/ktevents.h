@@ -151,6 +151,14 @@ char *ktev_put_text(char *p, uint32_t code, const uint32_t *args,
 /* ktev_put_name(), a space, ktev_put_text(): the event's name looked up once. */
 char *ktev_put_name_text(char *p, uint32_t code, unsigned int width, const uint32_t *args,
 			 unsigned int nr_args, const struct ktev_ctx *ctx);
+/*
+ * The same of an event of the table, @d (ktev_lookup() of its code, not
+ * NULL): for a caller that looked it up before (dtrace's merge thread, for
+ * its tasks), no lookup here.
+ */
+char *ktev_put_desc_name_text(char *p, const struct ktev_desc *d, unsigned int width,
+			      const uint32_t *args, unsigned int nr_args,
+			      const struct ktev_ctx *ctx);
 
 /*
  * A lost marker's count when some records were lost and how many is not

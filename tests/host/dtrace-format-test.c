@@ -464,8 +464,8 @@ static void test_us(void)
 }
 
 /*
- * ktev_put_name_text() is ktev_put_name(), a space and ktev_put_text(),
- * the model: every event of the table, unknown codes and lost markers,
+ * ktev_put_name_text() and ktev_put_desc_name_text() (given the lookup)
+ * are ktev_put_name(), a space and ktev_put_text(), the model: every event of the table, unknown codes and lost markers,
  * 0-6 arguments, widths 0-40 (the name's slot is 32), raw or decoded.
  */
 static void test_name_text(void)
@@ -491,10 +491,18 @@ static void test_name_text(void)
 				bad = 1, ok(0, "ktev_put_name_text", got, model);
 				break;
 			}
+			if (ktev_lookup(code))
+				*ktev_put_desc_name_text(got, ktev_lookup(code), w, args, nr,
+							 ctx) = '\0';
+			if (strcmp(got, model)) {
+				bad = 1, ok(0, "ktev_put_desc_name_text", got, model);
+				break;
+			}
 		}
 	}
 	if (!bad)
-		ok(1, "ktev_put_name_text: ktev_put_name, a space, ktev_put_text", NULL, NULL);
+		ok(1, "ktev_put_name_text, ktev_put_desc_name_text: ktev_put_name, a space, ktev_put_text",
+		   NULL, NULL);
 }
 
 int main(int argc, char **argv)
