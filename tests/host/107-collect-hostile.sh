@@ -376,4 +376,34 @@ if mount -t tmpfs -o size=256k tmpfs "$T/small5" 2>/dev/null; then
 else
 	skip "FILE on a full disk: no tmpfs to fill (needs root)"
 fi
+# an ACK only for what is on the disk: the trace file synced, then its
+# state written and synced, then the ACK.  Ground truth: the collector's
+# system calls (strace), for the state lines of frames 1 and 2.
+if command -v strace >/dev/null; then
+	: >"$T/coll.err"
+	"$KTRACE" --listen 127.0.0.1:0 -o "$T/coll6" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+	timeout 30 strace -f -p "$CPID" -o "$T/sync.strace" -e trace=fdatasync,pwrite64,sendto \
+		2>"$T/strace.err" &
+	pstrace=$!
+	for _ in $(seq 50); do grep -q attached "$T/strace.err" && break; sleep 0.1; done
+	timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" seqs:sy:1,2 >"$T/sy.out" 2>&1
+	collector_stop
+	wait $pstrace
+	# per state line of a frame: a trace file synced since the last send,
+	# and the state's own descriptor synced before the next send
+	awk '/^[0-9]+ +sendto\(/ { if (want) bad = 1; synced = 0; next }
+	     /^[0-9]+ +fdatasync\(/ { fd = $2; sub(/^fdatasync\(/, "", fd); sub(/\).*/, "", fd)
+		if (want && fd == sfd) want = 0; else synced = 1; next }
+	     /pwrite64\([0-9]+, "0000000000000000000[12] / { sfd = $2; sub(/^pwrite64\(/, "", sfd)
+		sub(/,.*/, "", sfd); if (!synced) bad = 1; want = 1; n++ }
+	     END { exit !(n == 2 && !bad && !want) }' "$T/sync.strace"
+	ok $? "an ACK follows the trace file synced, then its state written and synced" \
+		"$(cat "$T/sy.out"; grep -E "fdatasync|pwrite64|sendto" "$T/sync.strace" | head -20)"
+	TAP_ERR=$T/sy.out check "... and both frames were acknowledged" \
+		'[ "$(cat "$T/sy.out")" = "seqs sy - / ack:1 ack:2" ]'
+else
+	skip "ACK after sync: no strace"
+fi
 done_testing
