@@ -12,9 +12,10 @@
  * frame becomes a KTRACE_META_LOST record before its records, so dtrace
  * counts it as any other.
  *
- * Acknowledgements only follow a write, and beside each trace file
- * .trace.cpuN.state says which frame and how many records the file holds
- * (a frame is acknowledged only once that is written too): a collector
+ * Acknowledgements only follow a write synced to the disk (every
+ * SYNC_EVERY_S), and beside each trace file .trace.cpuN.state says which
+ * frame and how many records the file holds (a frame is acknowledged only
+ * once that is written and synced too): a collector
  * killed and started again cuts the file back to that and tells the
  * sender, which sends the rest from its spool.  A machine's files are
  * open while its connection is; the next HELLO opens them the same way.  A new recording
@@ -58,15 +59,41 @@
  */
 #define PAYLOAD_BUDGET	(2 * (size_t)KTNET_PAYLOAD_MAX + 2)
 #define PAYLOAD_MIN_BPS	(64u << 10)	/* slower, after PEER_IDLE_S: a peer holding memory */
+/*
+ * Peers holding PAYLOAD_BUDGET must not keep the others waiting: those
+ * waiting are served first come, first served (nobody reserves before
+ * them); while any waits, a holder that would need more than WAIT_MAX_S
+ * more at the rate it sent since RATE_GRACE_S is closed (its sender sends
+ * the frame again); and small messages (a HELLO, a frame or FILE up to
+ * SMALL_PAYLOAD) have a budget of their own, so a sender is answered
+ * whatever the big ones do.
+ */
+#define WAIT_MAX_S	10
+#define RATE_GRACE_S	2
+#define SMALL_PAYLOAD	(256u << 10)
+#define SMALL_BUDGET	((size_t)16 << 20)
 #define ACCEPT_RETRY_S	1		/* accept() failed for want of a resource: again after */
 #define DECODE_KEEP	(4u << 20)	/* a DATA frame's columns kept for the next one */
 #define SAID_MAX	4		/* write errors said once each, per machine */
+/*
+ * Frames written are synced and acknowledged together, this often: a
+ * sync a poll turn cost the collector 70% more CPU a MB (bench/collect.sh).
+ */
+#define SYNC_EVERY_S	0.2
 
 struct cstream {
 	uint32_t id;
-	struct ktfile_writer w;
-	int state_fd;
-	uint64_t seq;			/* the last frame written and recorded in the state */
+	struct ktfile_writer w;		/* the one descriptor a stream holds */
+	char *state_path;		/* opened for each write: a descriptor less a stream */
+	uint64_t seq;			/* the last frame written (the state: once synced) */
+	bool unsynced;			/* frames written since the last sync_machine() */
+	/*
+	 * Its file was damaged (a state that does not match it): its whole
+	 * records are kept, frames numbered from 0 again; the sender may go
+	 * on from any later frame, and one lost marker of unknown count goes
+	 * before the next frame's records.
+	 */
+	bool renumbered;
 	bool ended;
 };
 
@@ -77,6 +104,7 @@ struct machine {
 	struct cstream *streams;
 	unsigned int nr;
 	struct conn *conn;		/* the connection sending it now, if any */
+	bool unsynced;			/* a stream of it is */
 	uint64_t records, lost;		/* written in this run of the collector */
 	uint64_t lost_unknown;		/* markers of KTNET_LOST_UNKNOWN written */
 	/*
@@ -98,7 +126,9 @@ struct conn {
 	uint8_t *payload;
 	size_t payload_cap;		/* grows as the payload's bytes come, not as @len says */
 	size_t reserved;		/* of the collector's PAYLOAD_BUDGET, for this payload */
+	bool small;			/* ... of SMALL_BUDGET instead */
 	bool waiting;			/* for PAYLOAD_BUDGET: not read meanwhile */
+	uint64_t ticket;		/* its turn among those waiting */
 	double payload_start;		/* now() when the reservation was granted */
 	double last_byte;		/* now() when the last byte came */
 	uint64_t t_recv;		/* when the message's last byte came */
@@ -118,6 +148,11 @@ struct collector {
 	bool accept_said;		/* ... and that was said (once a pause) */
 	double accept_retry;		/* now() when accept() is tried again */
 	size_t reserved;		/* payload bytes reserved by all connections */
+	double sync_due;		/* now() when written frames are synced, acked */
+	size_t reserved_small;		/* ... of SMALL_BUDGET, by small messages */
+	unsigned int nr_waiting;	/* connections waiting for PAYLOAD_BUDGET */
+	uint64_t next_ticket;		/* their turns: first come, first served */
+	unsigned int files_cap;		/* stream files open at most, all machines */
 	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
 	size_t raw_cap;
 };
@@ -190,11 +225,21 @@ static int write_state(struct cstream *st)
 	char line[64];
 	int len = snprintf(line, sizeof(line), "%020" PRIu64 " %020" PRIu64 "\n", st->seq,
 			   st->w.records);
-	ssize_t n = pwrite(st->state_fd, line, len, 0);
+	int fd = open(st->state_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	ssize_t n;
+	int err;
 
+	if (fd < 0)
+		return -errno;
+	n = pwrite(fd, line, len, 0);
+	err = n < 0 ? errno : ENOSPC;
+	/* on the disk before the ACK that lets the sender free the frame */
+	if (n == len && fdatasync(fd) < 0)
+		err = errno, n = -1;
+	close(fd);
 	if (n == len)
 		return 0;
-	return n < 0 ? -errno : -ENOSPC;
+	return -err;
 }
 
 /* A state file's line, read as peer input: two 20-digit numbers, nothing else. */
@@ -215,8 +260,7 @@ static void close_machine(struct machine *m)
 {
 	for (unsigned int i = 0; i < m->nr; i++) {
 		ktfile_close(&m->streams[i].w);
-		if (m->streams[i].state_fd >= 0)
-			close(m->streams[i].state_fd);
+		free(m->streams[i].state_path);
 	}
 	free(m->streams);
 	m->streams = NULL;
@@ -225,56 +269,86 @@ static void close_machine(struct machine *m)
 
 /*
  * Open stream @id of @m: the file and state a collector before us left
- * (cut back to what the state says was written), else new ones.
+ * (cut back to what the state says was written), else new ones.  A file
+ * that does not match its state (a power loss, a disk repaired) keeps its
+ * whole records, never destroyed: the frames are numbered from 0 again and
+ * the next frame, whatever its number, follows a lost marker of unknown
+ * count.
  */
 static int open_stream(struct machine *m, struct cstream *st, uint32_t id,
 		       const struct ktfile_header *tmpl)
 {
-	char name[64], *path, *spath;
+	char name[64], *path;
 	struct ktfile_header h = *tmpl;
-	uint64_t seq = 0, records = 0;
+	uint64_t seq = 0, records = 0, whole = 0;
 	char line[64] = "";
-	ssize_t n;
-	int ret = 0;
+	bool have_state;
+	struct stat sb;
+	ssize_t n = 0;
+	int fd, ret = 0;
 
 	st->id = id;
 	st->w.fd = -1;
 	snprintf(name, sizeof(name), ".trace.cpu%u.state", id);
-	spath = path_join(m->dir, name);
+	st->state_path = path_join(m->dir, name);
 	snprintf(name, sizeof(name), "trace.cpu%u", id);
 	path = path_join(m->dir, name);
-	st->state_fd = open(spath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (st->state_fd < 0) {
+	fd = open(st->state_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		n = pread(fd, line, sizeof(line) - 1, 0);
+		close(fd);
+	} else if (errno != ENOENT) {
 		ret = -errno;
 		if (say_write_error(m, -ret))
-			pr_err("%s: %s", spath, strerror(-ret));
+			pr_err("%s: %s", st->state_path, strerror(-ret));
 		goto out;
 	}
-	n = pread(st->state_fd, line, sizeof(line) - 1, 0);
-	if (n > 0 && !parse_state(line, &seq, &records)) {
-		pr_warn("%s: not a frame and a record count: starting %s over", spath, path);
-	} else if (n > 0) {
-		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-		struct stat sb;
-
+	have_state = n > 0 && parse_state(line, &seq, &records);
+	if (n > 0 && !have_state)
+		pr_warn("%s: not a frame and a record count", st->state_path);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (uint64_t)sb.st_size >= KTFILE_HEADER_SIZE) {
 		/* the count is checked by division: a multiplication could wrap */
-		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    (uint64_t)sb.st_size >= KTFILE_HEADER_SIZE &&
-		    records <= ((uint64_t)sb.st_size - KTFILE_HEADER_SIZE) /
-			       sizeof(struct ktrace_record) &&
-		    ftruncate(fd, KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record)) == 0 &&
-		    lseek(fd, 0, SEEK_END) >= 0) {
-			st->w.fd = fd;
-			st->w.records = records;
-			st->seq = seq;
+		whole = ((uint64_t)sb.st_size - KTFILE_HEADER_SIZE) / sizeof(struct ktrace_record);
+		if (have_state && records <= whole) {
 			pr_debug("%s: going on after frame %" PRIu64 ", %" PRIu64 " records",
 				 path, seq, records);
+		} else {
+			if (have_state)
+				pr_warn("%s: does not hold the %" PRIu64 " records %s says: its %"
+					PRIu64 " whole records kept, frames numbered from 0 again, "
+					"a lost marker of unknown count after them", path, records,
+					st->state_path, whole);
+			else if (whole)
+				pr_warn("%s: no state to go on from: its %" PRIu64 " whole records "
+					"kept, frames numbered from 0 again, a lost marker of unknown "
+					"count after them", path, whole);
+			st->renumbered = whole || seq;
+			records = whole;
+			seq = 0;
+		}
+		/* bytes past the state: frames not acknowledged, sent again */
+		if (ftruncate(fd, KTFILE_HEADER_SIZE + records * sizeof(struct ktrace_record)) ||
+		    lseek(fd, 0, SEEK_END) < 0) {
+			ret = -errno;
+			close(fd);
+			if (say_write_error(m, -ret))
+				pr_err("%s: %s", path, strerror(-ret));
 			goto out;
 		}
-		if (fd >= 0)
-			close(fd);
-		pr_warn("%s: does not hold the %" PRIu64 " records %s says: starting it over",
-			path, records, spath);
+		st->w.fd = fd;
+		st->w.records = records;
+		st->seq = seq;
+		goto state;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* no file, or not even a whole header: no record to keep */
+	if (have_state && seq) {
+		pr_warn("%s: missing or without a header, though %s says %" PRIu64 " frames: "
+			"started again, frames numbered from 0 again", path, st->state_path, seq);
+		st->renumbered = true;
 	}
 	h.cpu = id;
 	ret = ktfile_create(&st->w, path, &h);
@@ -284,13 +358,16 @@ static int open_stream(struct machine *m, struct cstream *st, uint32_t id,
 		goto out;
 	}
 	st->seq = 0;
+state:
+	/* a renumbered stream's state stays as found: a restart decides the same */
+	if (st->renumbered)
+		goto out;
 	ret = write_state(st);
 	if (ret < 0 && say_write_error(m, -ret))
 		pr_err("%s: %s; the connection closed (and the next ones, until it can be "
-		       "written)", spath, strerror(-ret));
+		       "written)", st->state_path, strerror(-ret));
 out:
 	free(path);
-	free(spath);
 	return ret;
 }
 
@@ -405,7 +482,6 @@ static int start_machine(struct collector *col, struct machine *m, uint64_t sess
 	m->session = session;
 	m->streams = xcalloc(nr, sizeof(*m->streams));
 	for (unsigned int i = 0; i < nr; i++) {
-		m->streams[i].state_fd = -1;
 		m->streams[i].w.fd = -1;
 	}
 	m->nr = nr;
@@ -414,6 +490,8 @@ static int start_machine(struct collector *col, struct machine *m, uint64_t sess
 			return -1;
 	return 0;
 }
+
+static void sync_machine(struct machine *m);
 
 static struct cstream *find_stream(struct machine *m, uint32_t id)
 {
@@ -494,6 +572,20 @@ static int on_hello(struct collector *col, struct conn *c)
 					 (col->nr_machines + 1) * sizeof(*col->machines));
 		col->machines[col->nr_machines++] = m;
 	}
+	if (!m->nr || m->session != le64toh(hello.session)) {
+		/* a stream holds a descriptor: half of ours go to the files, at most */
+		unsigned int open = 0;
+
+		for (unsigned int i = 0; i < col->nr_machines; i++)
+			open += col->machines[i] == m ? 0 : col->machines[i]->nr;
+		if (open + nr > col->files_cap) {
+			pr_warn("%s: %s: a HELLO of %u streams, with %u stream files open already, "
+				"over the %u this collector keeps open (half its RLIMIT_NOFILE): "
+				"closed", c->peer, hello.name, nr, open, col->files_cap);
+			free(ids);
+			return -EPROTO;
+		}
+	}
 	if (m->conn && m->conn != c && m->session != le64toh(hello.session)) {
 		/* two machines of one name: the second waits for the first */
 		pr_warn("%s: %s is sending as %s already; %s has another recording: closed",
@@ -507,6 +599,8 @@ static int on_hello(struct collector *col, struct conn *c)
 		m->conn->m = NULL;
 		shutdown(m->conn->fd, SHUT_RDWR);
 	}
+	if (m->unsynced)
+		sync_machine(m);	/* its ACKs below say what is on the disk */
 	m->conn = c;
 	c->m = m;
 	ret = 0;
@@ -547,6 +641,7 @@ static int on_data(struct collector *col, struct conn *c)
 	size_t raw = (size_t)c->h.records * sizeof(struct ktrace_record);
 	unsigned long long size;
 	const char *what = "trace.cpu";
+	uint64_t lost;
 	int ret;
 
 	if (!st) {
@@ -555,14 +650,22 @@ static int on_data(struct collector *col, struct conn *c)
 		return -EPROTO;
 	}
 	if (c->h.seq <= st->seq) {	/* sent again after a lost ack: written already */
-		queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
+		if (!st->unsynced)	/* else sync_machine() acknowledges it */
+			queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id,
+						      .seq = st->seq });
 		return 0;
 	}
-	if (c->h.seq != st->seq + 1) {
+	/*
+	 * Frames come 1, 2, 3 ...; a jump only with a lost marker of unknown
+	 * count: one the sender says (KTNET_LOST_UNKNOWN, ktnet.h), or ours
+	 * after a damaged file.
+	 */
+	if (c->h.seq != st->seq + 1 && !st->renumbered && c->h.lost != KTNET_LOST_UNKNOWN) {
 		pr_warn("%s: %s cpu %u: frame %" PRIu64 " after %" PRIu64 ": closed", c->peer,
 			m->name, st->id, c->h.seq, st->seq);
 		return -EPROTO;
 	}
+	lost = st->renumbered ? KTNET_LOST_UNKNOWN : c->h.lost;
 	if (raw > col->raw_cap) {
 		col->raw = xrealloc(col->raw, raw);
 		col->recs = xrealloc(col->recs, raw);
@@ -578,10 +681,9 @@ static int on_data(struct collector *col, struct conn *c)
 		}
 		ktnet_from_columns((struct ktrace_record *)col->recs, col->raw, c->h.records);
 	}
-	if (c->h.lost) {
+	if (lost) {
 		struct ktrace_record mark = { .tsc = c->h.first_tsc, .event = KTRACE_META_LOST,
-					      .arg1 = (uint32_t)c->h.lost,
-					      .arg2 = (uint32_t)(c->h.lost >> 32) };
+					      .arg1 = (uint32_t)lost, .arg2 = (uint32_t)(lost >> 32) };
 		ret = ktfile_append(&st->w, &mark, 1);
 		if (ret < 0)
 			goto write_error;
@@ -589,22 +691,16 @@ static int on_data(struct collector *col, struct conn *c)
 	ret = ktfile_append(&st->w, (struct ktrace_record *)col->recs, c->h.records);
 	if (ret < 0)
 		goto write_error;
+	/* the state and the ACK follow in sync_machine(), at the end of the turn */
 	st->seq = c->h.seq;
-	ret = write_state(st);
-	if (ret < 0) {
-		/* a collector started again would not know the frame is in the file */
-		what = ".trace.cpu";
-		goto write_error;
-	}
-	if (m->nr_said)
-		pr_info("%s: writing again", m->dir);
-	m->nr_said = 0;
+	st->renumbered = false;
+	st->unsynced = true;
+	m->unsynced = true;
 	m->records += c->h.records;
-	if (c->h.lost == KTNET_LOST_UNKNOWN)
+	if (lost == KTNET_LOST_UNKNOWN)
 		m->lost_unknown++;
 	else
-		m->lost += c->h.lost;
-	queue(c, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id, .seq = st->seq });
+		m->lost += lost;
 	return 0;
 write_error:
 	/*
@@ -620,14 +716,59 @@ write_error:
 	return -EPROTO;
 }
 
+/*
+ * The frames of @m written since the last call, made durable and
+ * acknowledged: each trace file synced, then its state written (and
+ * synced), then the ACK, so a power loss on the collector's host loses no
+ * frame the sender freed.  Every SYNC_EVERY_S, for all the frames since.
+ * A failure closes the machine's files and connection: nothing of it is
+ * acknowledged, the next HELLO goes on from the state files.
+ */
+static void sync_machine(struct machine *m)
+{
+	m->unsynced = false;
+	for (unsigned int i = 0; i < m->nr; i++) {
+		struct cstream *st = &m->streams[i];
+		const char *what = "trace.cpu";
+		int ret = 0;
+
+		if (!st->unsynced)
+			continue;
+		st->unsynced = false;
+		if (fdatasync(st->w.fd) < 0)
+			ret = -errno;
+		if (!ret) {
+			what = ".trace.cpu";
+			ret = write_state(st);
+		}
+		if (ret < 0) {
+			if (say_write_error(m, -ret))
+				pr_err("%s/%s%u%s: %s; frame %" PRIu64 " not written, the connection "
+				       "closed (and the next ones, until a write works)", m->dir, what,
+				       st->id, *what == '.' ? ".state" : "", strerror(-ret), st->seq);
+			close_machine(m);
+			m->session = 0;
+			if (m->conn)
+				shutdown(m->conn->fd, SHUT_RDWR);
+			return;
+		}
+		if (m->nr_said)
+			pr_info("%s: writing again", m->dir);
+		m->nr_said = 0;
+		if (m->conn)
+			queue(m->conn, &(struct ktnet_hdr){ .type = KTNET_ACK, .stream = st->id,
+							    .seq = st->seq });
+	}
+}
+
 static int on_file(struct conn *c)
 {
 	static const char *const suffixes[] = { ".kallsyms", ".irqs", ".probes" };
 	size_t nlen = strnlen((char *)c->payload, c->h.len);
 	unsigned long long size;
-	char name[32], *path;
+	char name[32], *path, *tmp;
 	void *buf;
-	int fd, ret = 0;
+	int fd, err = 0;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(suffixes); i++)
@@ -649,22 +790,36 @@ static int on_file(struct conn *c)
 		free(buf);
 		return 0;
 	}
+	/*
+	 * Every connection sends its FILEs again: the copy there is replaced
+	 * whole or not at all (written beside, renamed over), so a full disk
+	 * never costs the good one.
+	 */
 	snprintf(name, sizeof(name), "trace%s", suffixes[i]);
 	path = path_join(c->m->dir, name);
-	fd = kt_create_file(path);
-	if (fd < 0 || ktnet_write_all(fd, buf, size) < 0) {
-		int err = fd < 0 ? -fd : errno;
-
-		if (say_write_error(c->m, err))
-			pr_warn("%s: %s", path, fd < 0 ? kt_create_strerror(fd) : strerror(err));
-		if (fd >= 0)
-			unlink(path);
+	snprintf(name, sizeof(name), ".trace%s.new", suffixes[i]);
+	tmp = path_join(c->m->dir, name);
+	fd = kt_create_file(tmp);
+	if (fd < 0) {
+		if (say_write_error(c->m, -fd))
+			pr_warn("%s: %s; %s left as it was", tmp, kt_create_strerror(fd), path);
+		goto out;
 	}
-	if (fd >= 0)
-		close(fd);
+	err = -ktnet_write_all(fd, buf, size);
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(tmp, path) < 0)
+		err = errno;
+	if (err) {
+		if (say_write_error(c->m, err))
+			pr_warn("%s: %s; %s left as it was", tmp, strerror(err), path);
+		unlink(tmp);
+	}
+out:
+	free(tmp);
 	free(path);
 	free(buf);
-	return ret;
+	return 0;
 }
 
 static void on_clock(struct conn *c)
@@ -739,28 +894,60 @@ static int on_message(struct collector *col, struct conn *c)
 	}
 }
 
-/* Reserve c's payload from PAYLOAD_BUDGET; false: it waits, unread. */
+/*
+ * Reserve c's payload from SMALL_BUDGET or PAYLOAD_BUDGET; false: it
+ * waits, unread, behind those waiting already.
+ */
 static bool reserve_payload(struct collector *col, struct conn *c)
 {
 	size_t need = (size_t)c->h.len + 1;
 
-	if (col->reserved && col->reserved + need > PAYLOAD_BUDGET) {
-		c->waiting = true;
+	c->small = need <= SMALL_PAYLOAD && col->reserved_small + need <= SMALL_BUDGET;
+	if (c->small) {
+		col->reserved_small += need;
+	} else if ((col->reserved && col->reserved + need > PAYLOAD_BUDGET) ||
+		   (!c->waiting && col->nr_waiting)) {
+		if (!c->waiting) {
+			c->waiting = true;
+			c->ticket = col->next_ticket++;
+			col->nr_waiting++;
+		}
 		return false;
+	} else {
+		col->reserved += need;
 	}
-	col->reserved += need;
 	c->reserved = need;
-	if (c->waiting)
+	if (c->waiting) {
 		c->last_byte = now();	/* its silence was ours */
-	c->waiting = false;
+		c->waiting = false;
+		col->nr_waiting--;
+	}
 	c->payload_start = now();
 	return true;
+}
+
+/* Those waiting for payload memory, the first come first, while it lasts. */
+static void serve_waiting(struct collector *col)
+{
+	while (col->nr_waiting) {
+		struct conn *first = NULL;
+
+		for (unsigned int i = 0; i < col->nr_conns; i++)
+			if (col->conns[i]->waiting &&
+			    (!first || col->conns[i]->ticket < first->ticket))
+				first = col->conns[i];
+		if (!reserve_payload(col, first))
+			return;
+	}
 }
 
 /* The message is done, or the connection: its payload memory goes back. */
 static void release_payload(struct collector *col, struct conn *c)
 {
-	col->reserved -= c->reserved;
+	if (c->small)
+		col->reserved_small -= c->reserved;
+	else
+		col->reserved -= c->reserved;
 	c->reserved = 0;
 	free(c->payload);
 	c->payload = NULL;
@@ -881,6 +1068,8 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 	}
 	close(c->fd);
 	release_payload(col, c);
+	if (c->waiting)
+		col->nr_waiting--;
 	free(c->out);
 	free(c);
 	col->conns[i] = col->conns[--col->nr_conns];
@@ -952,10 +1141,20 @@ int collect(const struct ktrace_opts *o)
 		close(dfd);
 	}
 	lfd = ktnet_listen(&addr, o->listen);
-	/* two descriptors a stream of every machine, one a connection */
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
+	/*
+	 * A descriptor a stream of every machine sending, one a connection:
+	 * the streams get half, so that a peer's many streams leave room for
+	 * the connections of the others.
+	 */
+	col.files_cap = 1u << 30;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+			getrlimit(RLIMIT_NOFILE, &nofile);
+		}
+		if (nofile.rlim_cur / 2 < col.files_cap)
+			col.files_cap = nofile.rlim_cur / 2;
 	}
 	if (getsockname(lfd, (struct sockaddr *)&ss, &sslen) == 0)
 		getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof(host), port, sizeof(port),
@@ -979,17 +1178,26 @@ int collect(const struct ktrace_opts *o)
 		struct pollfd *pfd = xcalloc(col.nr_conns + 1, sizeof(*pfd));
 		unsigned int n = col.nr_conns;
 		struct timespec tick = { 1, 0 };	/* for the idle peers */
+		bool unsynced = false;
 		double t;
+
+		for (unsigned int i = 0; i < col.nr_machines; i++)
+			unsynced |= col.machines[i]->unsynced;
+		t = now();
+		if (!unsynced)
+			col.sync_due = t + SYNC_EVERY_S;
+		else if (col.sync_due - t < 1)
+			tick = (struct timespec){ 0, col.sync_due > t ?
+						  (long)((col.sync_due - t) * 1e9) : 0 };
 
 		if (col.accept_paused && now() >= col.accept_retry)
 			col.accept_paused = false;
+		serve_waiting(&col);
 		pfd[0] = (struct pollfd){ .fd = col.accept_paused ? -1 : lfd, .events = POLLIN };
 		for (unsigned int i = 0; i < n; i++) {
 			struct conn *c = col.conns[i];
 
 			/* one waiting for payload memory is not read (nor polled, if idle) */
-			if (c->waiting)
-				reserve_payload(&col, c);
 			pfd[i + 1] = (struct pollfd){
 				.fd = c->waiting && !c->out_len ? -1 : c->fd,
 				.events = (c->waiting ? 0 : POLLIN) | (c->out_len ? POLLOUT : 0) };
@@ -1015,6 +1223,15 @@ int collect(const struct ktrace_opts *o)
 					c->h.len, PAYLOAD_MIN_BPS >> 10);
 				ret = -EPROTO;
 			}
+			if (!ret && c->reserved && !c->small && col.nr_waiting &&
+			    t - c->payload_start > RATE_GRACE_S &&
+			    c->h.len - c->got > c->got / (t - c->payload_start) * WAIT_MAX_S) {
+				/* the others would wait for it for long: it sends it again */
+				pr_warn("%s: a %u-byte message at %.0f KiB/s while others wait for "
+					"memory (over %d s more): closed", c->peer, c->h.len,
+					c->got / (t - c->payload_start) / 1024, WAIT_MAX_S);
+				ret = -EPROTO;
+			}
 			if (!ret && t - c->last_byte > PEER_IDLE_S) {
 				/* a dead peer, or one holding a name or a descriptor */
 				pr_warn("%s: nothing for %d s%s: closed", c->peer, PEER_IDLE_S,
@@ -1025,6 +1242,9 @@ int collect(const struct ktrace_opts *o)
 			if (ret)
 				close_conn(&col, i, ret);
 		}
+		for (unsigned int i = 0; t >= col.sync_due && i < col.nr_machines; i++)
+			if (col.machines[i]->unsynced)
+				sync_machine(col.machines[i]);
 		if (pfd[0].revents & POLLIN)
 			accept_conn(&col, lfd);
 		free(pfd);

@@ -12,9 +12,9 @@
  * The sender then sends its FILE messages and every DATA frame after the
  * acknowledged ones, in order; the collector acknowledges each DATA frame
  * once its records are in the trace file.  DATA sequence numbers of a
- * stream are 1, 2, 3 ... with no gaps: a frame the sender could not keep
- * (its spool full) never gets one, its records are counted in the next
- * frame's @lost instead.
+ * stream are 1, 2, 3 ... with no gaps (but see DATA's KTNET_LOST_UNKNOWN):
+ * a frame the sender could not keep (its spool full) never gets one, its
+ * records are counted in the next frame's @lost instead.
  *
  *   HELLO        s->c  payload: struct ktnet_hello, then the stream ids (u32 each)
  *   ACK          c->s  @stream, @seq: the highest frame written
@@ -29,6 +29,11 @@
  *                      @lost (stamped @first_tsc) before the records;
  *                      KTNET_LOST_UNKNOWN: some were lost, how many is not
  *                      known (a killed sender's spool damaged on its disk).
+ *                      A DATA frame whose @lost is KTNET_LOST_UNKNOWN may
+ *                      carry any @seq greater than the stream's last: the
+ *                      frames between are lost, how many records is not
+ *                      known; the collector writes one lost marker of
+ *                      unknown count and takes the frame's seq.
  *   BEACON       s->c  @stream is idle, nothing lost, up to @first_tsc
  *   FILE         s->c  payload: a NUL-terminated suffix (".kallsyms"), then a
  *                      zstd frame of the file's contents: BASE<suffix>

@@ -262,4 +262,148 @@ TAP_ERR=$T/fd3.err check "... then a good sender is served" '[ $? -eq 0 ]'
 python3 "$COUNT" "$T/coll3/fd3" "$T/fd3.stats" >"$T/fd3.count" 2>&1
 ok $? "... every record delivered" "$(cat "$T/fd3.count")"
 collector_stop
+# payload memory held by slow peers: two peers each announce a 64 MiB frame
+# and send it at 80 KiB/s (above the 64 KiB/s floor: ~800 s a frame), the
+# two together the whole PAYLOAD_BUDGET.  A good sender (small frames) and
+# a peer with a 512 KiB frame (the big budget's, behind the two) must
+# still be served in time.  Ground truth: the fake's counts; the crafted
+# peer's ACK and the seconds it took.
+collector_start
+HOSTILE_HOLD=30 timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" bigdrip:bd1 bigdrip:bd2 \
+	>"$T/bd.out" 2>"$T/bd.err" &
+pbd=$!
+sleep 2
+t0=$SECONDS
+sender fair --send "127.0.0.1:$CPORT" -e sched -d 1
+pfair=$SPID
+timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" bigdata:bd3:21846 >"$T/bd3.out" 2>&1
+wait $pfair
+rc=$? took=$((SECONDS - t0))
+TAP_ERR=$T/fair.err check "two peers dripping 64 MiB frames: a 1 s sender is served beside them, in < 20 s ($took)" \
+	'[ $rc -eq 0 ] && [ $took -lt 20 ]'
+counts fair
+ok $? "... every record delivered or counted" "$(cat "$T/fair.count")"
+TAP_ERR=$T/bd3.out check "... a 512 KiB frame waiting behind them is acknowledged within 20 s" \
+	'read -r _ _ a secs <"$T/bd3.out"; [ "$a" = acked ] && [ "${secs%.*}" -lt 20 ]'
+TAP_ERR=$T/coll.err check "... the slow holders closed, saying why" \
+	'grep -q "a 67108864-byte message at [0-9]* KiB/s while others wait for memory" "$T/coll.err"'
+wait $pbd
+collector_stop
+
+# a damaged trace file (cut back by a record, as a power loss may): its
+# whole records are kept, and the frames the sender still has go on after
+# a lost marker of unknown count (the sender freed the acknowledged ones).
+# Ground truth: the file's size in records, the crafted peer's ACKs.
+recs() { echo $((($(stat -c %s "$1") - 512) / 24)); }
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" seqs:dmg:1,2 >"$T/dmg.out" 2>&1
+collector_stop
+truncate -s -24 "$T/coll/dmg/trace.cpu0"
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" seqs:dmg:3 seqs:dmg:4 >>"$T/dmg.out" 2>&1
+collector_stop
+TAP_ERR=$T/dmg.out check "a trace file cut back by a record: frame 3 then 4 acknowledged after it" \
+	'[ "$(cat "$T/dmg.out")" = "$(printf "seqs dmg - / ack:1 ack:2\nseqs dmg - / ack:3\nseqs dmg 0:3 / ack:4")" ]'
+check "... its whole record kept, a lost marker and frames 3 and 4 after it (4 records)" \
+	'[ "$(recs "$T/coll/dmg/trace.cpu0")" -eq 4 ]'
+TAP_ERR=$T/coll.err check "... said, naming the file" \
+	'grep -q "dmg/trace.cpu0: does not hold the 2 records .* 1 whole records kept" "$T/coll.err"'
+"$ROOT/$O/tools/dtrace" --no-pager "$T/coll/dmg" >"$T/dmg.txt" 2>&1
+TAP_ERR=$T/dmg.txt check "... dtrace shows the records lost, how many not known" \
+	'grep -q "how many is not known" "$T/dmg.txt"'
+echo garbage >"$T/coll/dmg/.trace.cpu0.state"
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" seqs:dmg:7 >"$T/dmg2.out" 2>&1
+collector_stop
+TAP_ERR=$T/dmg2.out check "a state file damaged: frame 7 acknowledged after it" \
+	'[ "$(cat "$T/dmg2.out")" = "seqs dmg - / ack:7" ]'
+check "... the 4 records kept, a lost marker and frame 7 after them (6 records)" \
+	'[ "$(recs "$T/coll/dmg/trace.cpu0")" -eq 6 ]'
+
+# the protocol rule (ktnet.h, DATA): a frame of @lost KTNET_LOST_UNKNOWN
+# may jump; one that does not, may not.  Ground truth: the ACKs, the
+# file's records (1, a marker and 5, 6: 4).
+collector_start
+timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" seqs:jmp:1,5u,6,9 >"$T/jmp.out" 2>&1
+collector_stop
+TAP_ERR=$T/jmp.out check "a jump with a lost count not known: acknowledged; one without: closed" \
+	'[ "$(cat "$T/jmp.out")" = "seqs jmp - / ack:1 ack:5 ack:6 closed" ]'
+check "... the file holds frame 1, a lost marker, frames 5 and 6 (4 records)" \
+	'[ "$(recs "$T/coll/jmp/trace.cpu0")" -eq 4 ]'
+TAP_ERR=$T/coll.err check "... the jump without one said" \
+	'grep -q "jmp cpu 0: frame 9 after 6: closed" "$T/coll.err"'
+
+# descriptors a peer's streams may hold: under ulimit -n 256, a HELLO of
+# 120 streams held open, then one of 100 (refused: over half of the
+# descriptors), then a good one of 8 streams, which is answered.  Ground
+# truth: the crafted peers' ACKs.
+: >"$T/coll.err"
+(ulimit -n 256; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll4" 2>>"$T/coll.err") &
+CPID=$!
+collector_wait
+HOSTILE_HOLD=1 timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" streams:fa:120 streams:fb:100 \
+	names:1:8 >"$T/fds.out" 2>"$T/fds.err"
+TAP_ERR=$T/fds.out check "ulimit -n 256: a HELLO of 120 streams answered, one of 100 more refused" \
+	'grep -q "^streams fa answered$" "$T/fds.out" && grep -q "^streams fb closed$" "$T/fds.out"'
+TAP_ERR=$T/coll.err check "... saying why" \
+	'grep -q "fb: a HELLO of 100 streams, with 120 stream files open already, over the 128" "$T/coll.err"'
+TAP_ERR=$T/fds.out check "... and a good sender's HELLO of 8 streams answered beside the 120" \
+	'grep -q "^names 1$" "$T/fds.out"'
+collector_stop
+
+# a FILE sent again when the disk is full: the copy there stays whole.
+# Ground truth: the file's bytes.
+mkdir "$T/small5"
+trap 'umount "$T/small5" 2>/dev/null; rm -rf "$T"' EXIT
+if mount -t tmpfs -o size=256k tmpfs "$T/small5" 2>/dev/null; then
+	: >"$T/coll.err"
+	"$KTRACE" --listen 127.0.0.1:0 -o "$T/small5/coll" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+	timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" file:kf:1000:65 >"$T/kf.out" 2>&1
+	dd if=/dev/zero of="$T/small5/fill" bs=4k 2>/dev/null
+	timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" file:kf:200000:66 >>"$T/kf.out" 2>&1
+	TAP_ERR=$T/kf.out check "a FILE sent again on a full disk: left out, the connection served" \
+		'[ "$(grep -c "^file kf done$" "$T/kf.out")" -eq 2 ]'
+	check "... the copy there kept whole (1000 bytes of A)" \
+		'[ "$(tr -d A <"$T/small5/coll/kf/trace.kallsyms" | wc -c)" -eq 0 ] &&
+		 [ "$(stat -c %s "$T/small5/coll/kf/trace.kallsyms")" -eq 1000 ]'
+	TAP_ERR=$T/coll.err check "... said, and no temporary file left" \
+		'grep -q "kf/.trace.kallsyms.new: No space left on device; .* left as it was" "$T/coll.err" &&
+		 [ ! -e "$T/small5/coll/kf/.trace.kallsyms.new" ]'
+	collector_stop
+	umount "$T/small5"
+else
+	skip "FILE on a full disk: no tmpfs to fill (needs root)"
+fi
+# an ACK only for what is on the disk: the trace file synced, then its
+# state written and synced, then the ACK.  Ground truth: the collector's
+# system calls (strace), for the state lines of frames 1 and 2.
+if command -v strace >/dev/null; then
+	: >"$T/coll.err"
+	"$KTRACE" --listen 127.0.0.1:0 -o "$T/coll6" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+	timeout 30 strace -f -p "$CPID" -o "$T/sync.strace" -e trace=fdatasync,pwrite64,sendto \
+		2>"$T/strace.err" &
+	pstrace=$!
+	for _ in $(seq 50); do grep -q attached "$T/strace.err" && break; sleep 0.1; done
+	timeout 20 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" seqs:sy:1,2 >"$T/sy.out" 2>&1
+	collector_stop
+	wait $pstrace
+	# per state line of a frame: a trace file synced since the last send,
+	# and the state's own descriptor synced before the next send
+	awk '/^[0-9]+ +sendto\(/ { if (want) bad = 1; synced = 0; next }
+	     /^[0-9]+ +fdatasync\(/ { fd = $2; sub(/^fdatasync\(/, "", fd); sub(/\).*/, "", fd)
+		if (want && fd == sfd) want = 0; else synced = 1; next }
+	     /pwrite64\([0-9]+, "0000000000000000000[12] / { sfd = $2; sub(/^pwrite64\(/, "", sfd)
+		sub(/,.*/, "", sfd); if (!synced) bad = 1; want = 1; n++ }
+	     END { exit !(n == 2 && !bad && !want) }' "$T/sync.strace"
+	ok $? "an ACK follows the trace file synced, then its state written and synced" \
+		"$(cat "$T/sy.out"; grep -E "fdatasync|pwrite64|sendto" "$T/sync.strace" | head -20)"
+	TAP_ERR=$T/sy.out check "... and both frames were acknowledged" \
+		'[ "$(cat "$T/sy.out")" = "seqs sy - / ack:1 ack:2" ]'
+else
+	skip "ACK after sync: no strace"
+fi
 done_testing

@@ -55,6 +55,31 @@ def zstd_rle(content_size, blocks, byte=0):
     return f
 
 
+def zstd_raw(content):
+    """A zstd frame of @content in raw blocks (stored, not packed)."""
+    f = struct.pack('<I', 0xFD2FB528) + bytes([0xE0]) + struct.pack('<Q', len(content))
+    blocks = [content[i:i + (128 << 10)] for i in range(0, len(content), 128 << 10)] or [b'']
+    for i, b in enumerate(blocks):
+        f += struct.pack('<I', (i == len(blocks) - 1) | (len(b) << 3))[:3] + b
+    return f
+
+
+def reply(s, secs=5):
+    """The next message from the collector: (type, stream, seq), or None if closed."""
+    s.settimeout(secs)
+    buf = b''
+    try:
+        while len(buf) < 64:
+            b = s.recv(64 - len(buf))
+            if not b:
+                return None
+            buf += b
+    except (socket.timeout, OSError):
+        return None
+    typ, stream, _, seq = struct.unpack_from('<HIIQ', buf, 6)
+    return typ, stream, seq
+
+
 def connect(port, rcvbuf=None):
     s = socket.socket()
     if rcvbuf:
@@ -135,8 +160,77 @@ def mem_case(port, header, n):
 
 def main():
     port, header = int(sys.argv[1]), open(sys.argv[2], 'rb').read(512)
-    held, drip = [], []
+    held, drip, bigdrip = [], [], []
     for case in sys.argv[3:]:
+        if case.startswith('seqs:'):
+            # seqs:NAME:SPEC: a HELLO (session 0x1234, stream 0), then a DATA
+            # frame of one record for each number in SPEC (a comma list; "Nu":
+            # frame N with @lost KTNET_LOST_UNKNOWN), each waited for;
+            # prints "seqs NAME HELLO-ACKS / what came back for each"
+            _, name, spec = case.split(':')
+            s = connect(port)
+            s.sendall(hello(header, name, [0]))
+            got, res = acks(s), []
+            for f in spec.split(','):
+                unknown = f.endswith('u')
+                s.sendall(msg(DATA, zstd_rle(24, [24]), stream=0, seq=int(f.rstrip('u')),
+                              records=1, lost=(1 << 64) - 1 if unknown else 0))
+                r = reply(s)
+                res.append('closed' if r is None else 'ack:%d' % r[2] if r[0] == ACK else
+                           'type%d' % r[0])
+            print('seqs', name, ' '.join(got) or '-', '/', ' '.join(res), flush=True)
+            s.close()
+            continue
+        if case.startswith('file:'):
+            # file:NAME:SIZE:BYTE: a HELLO, then a FILE .kallsyms of SIZE bytes
+            # BYTE, then a PROBE whose reply says the FILE was taken; prints
+            # "file NAME done" or "file NAME closed"
+            _, name, size, byte = case.split(':')
+            size = int(size)
+            s = connect(port)
+            s.sendall(hello(header, name, [0]))
+            acks(s)
+            s.sendall(msg(FILE, b'.kallsyms\0' + zstd_rle(size, [128 << 10] * (size >> 17) +
+                                                          [size & ((128 << 10) - 1)],
+                                                          int(byte))) + hdr(PROBE))
+            print('file', name, 'done' if reply(s) else 'closed', flush=True)
+            s.close()
+            continue
+        if case.startswith('streams:'):
+            # streams:NAME:N: a HELLO of N streams, kept open to the end (its
+            # files held); prints "streams NAME answered" or "... closed"
+            _, name, n = case.split(':')
+            s = connect(port)
+            s.sendall(hello(header, name, list(range(int(n)))))
+            got = acks(s)
+            print('streams', name, 'closed' if 'closed' in got else 'answered', flush=True)
+            held.append(s)
+            continue
+        if case.startswith('bigdrip:'):
+            # bigdrip:NAME: a HELLO, then a DATA header of 64 MiB whose payload
+            # comes at 80 KiB/s, to the end (HOSTILE_HOLD)
+            s = connect(port)
+            s.sendall(hello(header, case[8:], [0]) +
+                      hdr(DATA, stream=0, length=64 << 20, seq=1, records=1))
+            s.setblocking(False)
+            bigdrip.append(s)
+            continue
+        if case.startswith('bigdata:'):
+            # bigdata:NAME:RECORDS: a HELLO, then one DATA frame of RECORDS
+            # records in raw zstd blocks (RECORDS x 24 bytes of payload);
+            # prints "bigdata NAME acked SECONDS" or "bigdata NAME not acked"
+            _, name, nrec = case.split(':')
+            t0 = time.time()
+            s = connect(port)
+            s.sendall(hello(header, name, [0]))
+            acks(s)
+            s.sendall(msg(DATA, zstd_raw(bytes(24 * int(nrec))), stream=0, seq=1,
+                          records=int(nrec)))
+            r = reply(s, 60)
+            print('bigdata', name, 'acked %.1f' % (time.time() - t0)
+                  if r and r[0] == ACK and r[2] == 1 else 'not acked', flush=True)
+            s.close()
+            continue
         if case.startswith('mem:'):
             # mem:N: N connections holding 64 MiB frames; kept open until
             # the end, so the test can look at the collector meanwhile
@@ -276,15 +370,22 @@ def main():
     # the held ones waited on together; a drip connection gets a byte a second
     hold = float(os.environ.get('HOSTILE_HOLD', '0'))
     end, closed = time.time() + hold, set()
-    while time.time() < end and len(closed) < len(held) + len(drip):
-        for s in drip:
+    # a bigdrip one gets 8 KiB each tenth of a second
+    tick = 0
+    while time.time() < end and len(closed) < len(held) + len(drip) + len(bigdrip):
+        for s in (drip if tick % 10 == 0 else []) + bigdrip:
             if s not in closed:
                 try:
-                    s.send(b'x')
+                    s.send(b'x' if s in drip else bytes(8 << 10))
+                except BlockingIOError:
+                    pass
                 except OSError:
                     closed.add(s)
-        live = [s for s in held + drip if s not in closed]
-        for s in select.select(live, [], [], 1.0)[0]:
+        tick += 1
+        live = [s for s in held + drip + bigdrip if s not in closed]
+        if not live:
+            break
+        for s in select.select(live, [], [], 0.1)[0]:
             try:
                 if not s.recv(65536):
                     closed.add(s)
@@ -294,6 +395,8 @@ def main():
         print('held', 'closed' if s in closed else 'open', flush=True)
     for s in drip:
         print('drip', 'closed' if s in closed else 'open', flush=True)
+    for s in bigdrip:
+        print('bigdrip', 'closed' if s in closed else 'open', flush=True)
 
 if __name__ == '__main__':
     main()
