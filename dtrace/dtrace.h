@@ -90,6 +90,11 @@ struct dtrace_file {
 	const struct ksyms *ksyms;
 	const struct irq_names *irqs;
 	const struct probes *probes;
+	/*
+	 * How its events decode, but for each event's time and names: the
+	 * above or dt's, made once (dtrace_format_start()), not per event.
+	 */
+	struct ktev_ctx decode;
 };
 
 struct dtrace {

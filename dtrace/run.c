@@ -65,6 +65,16 @@ static void probes_missing_warn(struct dtrace *dt)
 
 void dtrace_format_start(struct dtrace *dt, const struct dtrace_format *fmt)
 {
+	for (unsigned int i = 0; dt->files && i < kt_merge_nr_files(dt->merge); i++) {
+		struct dtrace_file *df = &dt->files[i];
+
+		df->decode = dt->decode;
+		if (df->ksyms)
+			df->decode.ksyms = df->ksyms;
+		if (df->irqs)
+			df->decode.irqs = df->irqs;
+		df->decode.put_task = tasks_put_names_ctx;
+	}
 	if (fmt->flags & DTRACE_FMT_CALLS)
 		dt->calls = calls_new(dt, fmt->flags & DTRACE_FMT_CALL_EVENTS);
 	dt->fmt_state = fmt->start ? fmt->start(dt, &dt->out) : NULL;

@@ -53,18 +53,12 @@ static char *put_realtime(char *p, struct outbuf *o, const struct ktfile_reader 
 	return p + 9;
 }
 
-/* How @e decodes: its tasks named as they were then, on any thread. */
+/* How @e decodes: its file's way (dtrace_format_start()), its tasks named as they were then. */
 static struct ktev_ctx event_ctx(const struct dtrace *dt, const struct dtrace_event *e)
 {
-	struct ktev_ctx ctx = dt->decode;
-	const struct dtrace_file *df = &dt->files[e->file];
+	struct ktev_ctx ctx = dt->files[e->file].decode;
 
-	if (df->ksyms)
-		ctx.ksyms = df->ksyms;
-	if (df->irqs)
-		ctx.irqs = df->irqs;
 	ctx.tsc = e->ev->tsc;
-	ctx.put_task = tasks_put_names_ctx;
 	ctx.tasks = &e->names;
 	return ctx;
 }

@@ -428,6 +428,27 @@ int ktfile_next(struct ktfile_reader *r)
 
 	if (r->state <= 0)
 		return r->state;
+	/*
+	 * Most events are one record with the next one in the buffer and no
+	 * continuation of it: taken without take()'s and the loop's peeks.
+	 * Anything else (a continuation either side, a time stamp going
+	 * back, the buffer's last record) goes the checking way below.
+	 */
+	if (r->pos + 1 < r->nr) {
+		rec = &r->buf[r->pos];
+		if (!((rec->event | rec[1].event) & KTRACE_EVT_CONT) && rec->tsc >= r->last_tsc) {
+			ev->offset = offset_of(r, r->pos);
+			r->last_tsc = rec->tsc;
+			r->pos++;
+			ev->tsc = r->mapped ? ktfile_map_tsc(r, rec->tsc) : rec->tsc;
+			ev->code = rec->event;
+			ev->tid = rec->tid;
+			ev->args[0] = rec->arg1;
+			ev->args[1] = rec->arg2;
+			ev->nr_args = 2;
+			return 1;
+		}
+	}
 	rec = take(r);
 	if (!rec)
 		return r->state;

@@ -231,13 +231,18 @@ static struct ktfile_reader *scan_next(struct kt_merge *m)
 	}
 	if (!m->nr_heap)
 		return NULL;
-	/* by masks: gcc made the ?: a branch, mispredicted half the time */
+	/*
+	 * Two ?: on the same compare, each alone in its statement: gcc makes
+	 * them conditional moves (check the disassembly after a change: an
+	 * if () became a branch, mispredicted half the time), 8 instructions
+	 * a file where the masks took 13.
+	 */
 	best_tsc = m->tsc[0];
 	for (uint64_t i = 1; i < m->nr_heap; i++) {
-		uint64_t earlier = -(uint64_t)(m->tsc[i] < best_tsc);
+		uint64_t tsc = m->tsc[i];
 
-		best_tsc ^= (best_tsc ^ m->tsc[i]) & earlier;
-		best ^= (best ^ i) & earlier;
+		best = tsc < best_tsc ? i : best;
+		best_tsc = tsc < best_tsc ? tsc : best_tsc;
 	}
 	m->next = best;
 	m->advance = true;
