@@ -420,6 +420,19 @@ static inline const struct ktrace_record *take(struct ktfile_reader *r)
 	return rec;
 }
 
+/* @ev from its first record @rec: time (mapped to ns if asked), code, args;
+ * forced inline: gcc otherwise lays out ktfile_next()'s fast path worse */
+static __attribute__((always_inline)) inline void
+take_event(const struct ktfile_reader *r, struct ktfile_event *ev, const struct ktrace_record *rec)
+{
+	ev->tsc = r->mapped ? ktfile_map_tsc(r, rec->tsc) : rec->tsc;
+	ev->code = rec->event;
+	ev->tid = rec->tid;
+	ev->args[0] = rec->arg1;
+	ev->args[1] = rec->arg2;
+	ev->nr_args = 2;
+}
+
 int ktfile_next(struct ktfile_reader *r)
 {
 	struct ktfile_event *ev = &r->ev;
@@ -440,12 +453,7 @@ int ktfile_next(struct ktfile_reader *r)
 			ev->offset = offset_of(r, r->pos);
 			r->last_tsc = rec->tsc;
 			r->pos++;
-			ev->tsc = r->mapped ? ktfile_map_tsc(r, rec->tsc) : rec->tsc;
-			ev->code = rec->event;
-			ev->tid = rec->tid;
-			ev->args[0] = rec->arg1;
-			ev->args[1] = rec->arg2;
-			ev->nr_args = 2;
+			take_event(r, ev, rec);
 			return 1;
 		}
 	}
@@ -455,12 +463,7 @@ int ktfile_next(struct ktfile_reader *r)
 	ev->offset = offset_of(r, r->pos - 1);
 	if (rec->event & KTRACE_EVT_CONT)
 		return bad(r, ev->offset, "continuation record not following an event");
-	ev->tsc = r->mapped ? ktfile_map_tsc(r, rec->tsc) : rec->tsc;
-	ev->code = rec->event;
-	ev->tid = rec->tid;
-	ev->args[0] = rec->arg1;
-	ev->args[1] = rec->arg2;
-	ev->nr_args = 2;
+	take_event(r, ev, rec);
 	if (!(rec->event & KTRACE_GROUP_MASK))
 		return 1;		/* meta records have no continuation */
 

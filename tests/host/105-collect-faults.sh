@@ -8,9 +8,21 @@
 # Ground truth: the fake device's counts against the files decoded by
 # collect-count.py.
 . "$(dirname "$0")/collect-common.sh"
+SPOOL_FRAMES=$ROOT/tests/host/spool-frames.py
 
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# killed_spool NAME SPOOL: a sender NAME spooling into SPOOL, with no
+# collector to take its frames, killed (SIGKILL) after 1.5 s
+killed_spool() {
+	local pid
+
+	KTFAKE_RATE=20000 sender "$1" --send "127.0.0.1:$(free_port)" --spool "$2" -e sched -d 30
+	pid=$SPID
+	sleep 1.5
+	kill -KILL $(pgrep -P $pid); wait $pid 2>/dev/null	# ktrace, under timeout
 }
 
 # --- the collector killed (SIGKILL) and started again on its port
@@ -98,28 +110,8 @@ kill -TERM $c2; wait $c2 2>/dev/null
 # own decoder reads their headers before the restart (records and lost
 # counts of whole frames; a frame the kill cut short counts its records
 # lost), against the collector's files of the killed recording.
-gport=$(free_port)
-KTFAKE_RATE=20000 sender g --send "127.0.0.1:$gport" --spool "$T/gspool" -e sched -d 30
-pg=$SPID
-sleep 1.5
-kill -KILL $(pgrep -P $pg); wait $pg 2>/dev/null
-python3 - "$T/gspool" >"$T/g0.stats" 2>"$T/gspool.err" <<'PY'
-import glob, os, struct, sys
-per_cpu = {}
-for seg in sorted(glob.glob(os.path.join(sys.argv[1], 'spool.*'))):
-    data = open(seg, 'rb').read()
-    off = 0
-    while off + 64 <= len(data):
-        magic, ver, typ, stream, length, seq, first, last, lost, records = \
-            struct.unpack_from('<4sHHIIQQQQI', data, off)
-        if magic != b'KTN\x01' or typ != 3:
-            sys.exit(f'{seg}: no DATA frame at {off}')
-        # a frame cut short: its records are counted lost
-        per_cpu[stream] = per_cpu.get(stream, 0) + records + lost
-        off += 64 + length
-for cpu in sorted(per_cpu):
-    print(cpu, per_cpu[cpu], 0)
-PY
+killed_spool g "$T/gspool"
+python3 "$SPOOL_FRAMES" totals "$T/gspool" >"$T/g0.stats" 2>"$T/gspool.err"
 TAP_ERR=$T/gspool.err check "the killed sender's spool holds frames (decoded here)" \
 	'[ $? -eq 0 ] && [ -s "$T/g0.stats" ] && [ -s "$T/gspool/hello" ]'
 KTFAKE_RATE=5000 sender g --send "127.0.0.1:$CPORT" --spool "$T/gspool" -e sched -d 1
@@ -201,47 +193,8 @@ fi
 # unknown count (arg1 = arg2 = 0xffffffff).
 collector_start
 ok $? "the collector listens again" "$(cat "$T/coll.err")"
-iport=$(free_port)
-KTFAKE_RATE=20000 sender dmg --send "127.0.0.1:$iport" --spool "$T/dspool" -e sched -d 30
-pi=$SPID
-sleep 1.5
-kill -KILL $(pgrep -P $pi); wait $pi 2>/dev/null
-python3 - "$T/dspool" >"$T/dmg.expect" 2>"$T/dmg.py.err" <<'PY'
-import glob, os, struct, sys
-frames = []	# (segment, offset, stream, seq, records + lost, payload length)
-for seg in sorted(glob.glob(os.path.join(sys.argv[1], 'spool.*')),
-                  key=lambda p: int(p.rsplit('.', 1)[1])):
-    data = open(seg, 'rb').read()
-    off = 0
-    while off + 64 <= len(data):
-        magic, ver, typ, stream, length, seq, first, last, lost, records = \
-            struct.unpack_from('<4sHHIIQQQQI', data, off)
-        if magic != b'KTN\x01' or typ != 3:
-            sys.exit(f'{seg}: no DATA frame at {off}')
-        frames.append((seg, off, stream, seq, records + lost, length))
-        off += 64 + length
-# two whole frames with records in the first segment, frames after them
-first = [f for f in frames if f[0] == frames[0][0] and f[5] > 0]
-if len(first) < 6 or len({f[2] for f in frames}) < 2:
-    sys.exit('too few frames to damage: %d' % len(first))
-pay, head = first[1], first[3]
-total = {}
-for f in frames:
-    total[f[2]] = total.get(f[2], 0) + f[4]
-with open(pay[0], 'r+b') as fd:	# the zstd frame's magic and size fields
-    fd.seek(pay[1] + 64)
-    fd.write(b'\xde\xad' * 4)
-with open(head[0], 'r+b') as fd:	# its magic, and its length field
-    fd.seek(head[1])
-    fd.write(b'XXXX')
-    fd.seek(head[1] + 12)
-    fd.write(struct.pack('<I', 0x7fffffff))
-for cpu in sorted(total):
-    # CPU, its records + lost less the unknown frame's, unknown markers
-    print(cpu, total[cpu] - (head[4] if cpu == head[2] else 0), int(cpu == head[2]))
-print('# damaged: payload of cpu %d frame %d, header of cpu %d frame %d' %
-      (pay[2], pay[3], head[2], head[3]), file=sys.stderr)
-PY
+killed_spool dmg "$T/dspool"
+python3 "$SPOOL_FRAMES" damage "$T/dspool" >"$T/dmg.expect" 2>"$T/dmg.py.err"
 TAP_ERR=$T/dmg.py.err check "a killed sender's spool, two of its frames damaged here" \
 	'[ $? -eq 0 ] && [ -s "$T/dmg.expect" ]'
 cat "$T/dmg.py.err" | sed 's/^/# /'
@@ -254,29 +207,7 @@ TAP_ERR=$T/dmg.err check "... saying which frame was damaged and what was skippe
 	'grep -q "spool.0: frame [0-9]* of cpu [0-9]* damaged: its [0-9]* records are counted lost" "$T/dmg.err" &&
 	 grep -q "spool.0: bytes [0-9]* to [0-9]* damaged: left out" "$T/dmg.err"'
 gold=$(ls -d "$T"/coll/.previous/dmg.* 2>/dev/null | head -1)
-python3 - "$gold" "$T/dmg.expect" >"$T/dmg0.count" 2>&1 <<'PY'
-import struct, sys
-bad = 0
-for line in open(sys.argv[2]):
-    cpu, expect, unknown = map(int, line.split())
-    data = open(f'{sys.argv[1]}/trace.cpu{cpu}', 'rb').read()[512:]
-    events, lost, unk, last, ok = 0, 0, 0, -1, len(data) % 24 == 0
-    for off in range(0, len(data) - len(data) % 24, 24):
-        tsc, ev, tid, a1, a2 = struct.unpack_from('<QIIII', data, off)
-        if ev == 1 << 24 and a1 == a2 == 0xffffffff:
-            unk += 1
-        elif ev == 1 << 24:
-            lost += a1 | a2 << 32
-        else:
-            ok = ok and a1 > last
-            last = a1
-            events += 1
-    good = ok and events + lost == expect and unk == unknown
-    print(f'cpu {cpu}: expect {expect} unknown {unknown}; file: events {events} lost {lost} '
-          f'unknown {unk} increasing {ok}{"" if good else "  MISMATCH"}')
-    bad += not good
-sys.exit(1 if bad else 0)
-PY
+python3 "$SPOOL_FRAMES" count "$gold" "$T/dmg.expect" >"$T/dmg0.count" 2>&1
 ok $? "damaged spool: every record delivered or counted, the unreadable frame as unknown" \
 	"$gold: $(cat "$T/dmg0.count")"
 # dtrace says such a marker is of an unknown count: in the listing, and in
@@ -385,46 +316,8 @@ fi
 # less the flipped frame's, which is one marker of unknown count.
 collector_start
 ok $? "the collector listens (flipped number)" "$(cat "$T/coll.err")"
-jport=$(free_port)
-KTFAKE_RATE=20000 sender flip --send "127.0.0.1:$jport" --spool "$T/fspool" -e sched -d 30
-pj=$SPID
-sleep 1.5
-kill -KILL $(pgrep -P $pj); wait $pj 2>/dev/null
-python3 - "$T/fspool" >"$T/flip.expect" 2>"$T/flip.py.err" <<'PY2'
-import glob, os, struct, sys
-frames = []	# (segment, offset, stream, seq, records + lost)
-for seg in sorted(glob.glob(os.path.join(sys.argv[1], 'spool.*')),
-                  key=lambda p: int(p.rsplit('.', 1)[1])):
-    data = open(seg, 'rb').read()
-    off = 0
-    while off + 64 <= len(data):
-        magic, ver, typ, stream, length, seq, first, last, lost, records = \
-            struct.unpack_from('<4sHHIIQQQQI', data, off)
-        if magic != b'KTN\x01' or typ != 3:
-            sys.exit(f'{seg}: no DATA frame at {off}')
-        frames.append((seg, off, stream, seq, records + lost))
-        off += 64 + length
-cpus = {f[2] for f in frames}
-# a frame with one of its stream's before it and every stream's after it
-pick = None
-for i, f in enumerate(frames):
-    if (f[0] == frames[0][0] and any(g[2] == f[2] for g in frames[:i]) and
-            {g[2] for g in frames[i + 1:] if g[0] == f[0]} == cpus):
-        pick = f
-        break
-if pick is None or len(cpus) < 2:
-    sys.exit('no frame to flip among %d' % len(frames))
-with open(pick[0], 'r+b') as fd:	# bit 40 of its number
-    fd.seek(pick[1] + 16)
-    fd.write(struct.pack('<Q', pick[3] | 1 << 40))
-total = {}
-for f in frames:
-    total[f[2]] = total.get(f[2], 0) + f[4]
-for cpu in sorted(total):
-    print(cpu, total[cpu] - (pick[4] if cpu == pick[2] else 0), int(cpu == pick[2]))
-print('# flipped: cpu %d frame %d -> %d' % (pick[2], pick[3], pick[3] | 1 << 40),
-      file=sys.stderr)
-PY2
+killed_spool flip "$T/fspool"
+python3 "$SPOOL_FRAMES" flip "$T/fspool" >"$T/flip.expect" 2>"$T/flip.py.err"
 TAP_ERR=$T/flip.py.err check "a killed sender's spool, one frame's number flipped here" \
 	'[ $? -eq 0 ] && [ -s "$T/flip.expect" ]'
 sed 's/^/# /' "$T/flip.py.err"
@@ -439,29 +332,7 @@ TAP_ERR=$T/flip.err check "flipped number: exits 0, the earlier frames delivered
 	'[ $rc -eq 0 ] && grep -q "an earlier recording.s .*unsent.0: the collector has them" "$T/flip.err" &&
 	 [ "$(echo "$took < 6" | bc)" = 1 ]'
 gold=$(ls -d "$T"/coll/.previous/flip.* 2>/dev/null | head -1)
-python3 - "$gold" "$T/flip.expect" >"$T/flip0.count" 2>&1 <<'PY2'
-import struct, sys
-bad = 0
-for line in open(sys.argv[2]):
-    cpu, expect, unknown = map(int, line.split())
-    data = open(f'{sys.argv[1]}/trace.cpu{cpu}', 'rb').read()[512:]
-    events, lost, unk, last, ok = 0, 0, 0, -1, len(data) % 24 == 0
-    for off in range(0, len(data) - len(data) % 24, 24):
-        tsc, ev, tid, a1, a2 = struct.unpack_from('<QIIII', data, off)
-        if ev == 1 << 24 and a1 == a2 == 0xffffffff:
-            unk += 1
-        elif ev == 1 << 24:
-            lost += a1 | a2 << 32
-        else:
-            ok = ok and a1 > last
-            last = a1
-            events += 1
-    good = ok and events + lost == expect and unk == unknown
-    print(f'cpu {cpu}: expect {expect} unknown {unknown}; file: events {events} lost {lost} '
-          f'unknown {unk} increasing {ok}{"" if good else "  MISMATCH"}')
-    bad += not good
-sys.exit(1 if bad else 0)
-PY2
+python3 "$SPOOL_FRAMES" count "$gold" "$T/flip.expect" >"$T/flip0.count" 2>&1
 ok $? "flipped number: every record delivered or counted, the flipped frame as unknown" \
 	"$gold: $(cat "$T/flip0.count")"
 counts flip
@@ -481,45 +352,8 @@ python3 "$ROOT/tests/host/ktnet-jump.py" 40 2 "$T/jump.got" >"$T/jump.out" 2>&1 
 pjf=$!
 for _ in $(seq 100); do grep -q '^port' "$T/jump.out" 2>/dev/null && break; sleep 0.05; done
 jfport=$(sed -n 's/^port //p' "$T/jump.out")
-kport=$(free_port)
-KTFAKE_RATE=20000 sender jump --send "127.0.0.1:$kport" --spool "$T/jspool" -e sched -d 30
-pk=$SPID
-sleep 1.5
-kill -KILL $(pgrep -P $pk); wait $pk 2>/dev/null
-python3 - "$T/jspool" >"$T/jump.expect" 2>"$T/jump.py.err" <<'PY2'
-import glob, os, struct, sys
-per = {}	# cpu -> [records + lost, frames, last seq]
-frames = []
-for seg in sorted(glob.glob(os.path.join(sys.argv[1], 'spool.*')),
-                  key=lambda p: int(p.rsplit('.', 1)[1])):
-    data = open(seg, 'rb').read()
-    off = 0
-    while off + 64 <= len(data):
-        magic, ver, typ, stream, length, seq, first, last, lost, records = \
-            struct.unpack_from('<4sHHIIQQQQI', data, off)
-        if magic != b'KTN\x01' or typ != 3 or seq < 1:
-            sys.exit(f'{seg}: no DATA frame at {off}')
-        frames.append((seg, off, stream, seq))
-        p = per.setdefault(stream, [0, 0, 0])
-        p[0] += records + lost
-        p[1] += 1
-        p[2] = seq
-        off += 64 + length
-if not frames:
-    sys.exit('no frames')
-shift = frames[0][2]
-for seg, off, stream, seq in frames:
-    if stream == shift:
-        with open(seg, 'r+b') as fd:
-            fd.seek(off + 16)
-            fd.write(struct.pack('<Q', seq + (1 << 40)))
-for cpu, (n, fr, last) in sorted(per.items()):
-    # CPU, records + lost, unknown markers, frames, last seq
-    if cpu == shift:
-        print(cpu, n, 1, fr + 1, last + (1 << 40))
-    else:
-        print(cpu, n, 0, fr, last)
-PY2
+killed_spool jump "$T/jspool"
+python3 "$SPOOL_FRAMES" renumber "$T/jspool" >"$T/jump.expect" 2>"$T/jump.py.err"
 TAP_ERR=$T/jump.py.err check "a killed sender's spool, one stream numbered from 2^40 on here" \
 	'[ $? -eq 0 ] && [ -s "$T/jump.expect" ]'
 t0=$(date +%s.%N)

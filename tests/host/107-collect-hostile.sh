@@ -118,10 +118,7 @@ TAP_ERR=$T/odd check "... holding trace files only (no shipped name used as a pa
 collector_stop
 
 # descriptors running out: a clear message, then serving again
-: >"$T/coll.err"
-(ulimit -n 40; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll2" 2>>"$T/coll.err") &
-CPID=$!
-collector_wait
+collector_start_limited 40 "$T/coll2"
 python3 -c '
 import socket, sys, time
 conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(60)]
@@ -249,10 +246,7 @@ collector_stop
 # Their files are closed with their connections, so every HELLO is
 # answered and a good sender is served after them.  Ground truth: the
 # client's count of answered HELLOs; the fake's counts.
-: >"$T/coll.err"
-(ulimit -n 40; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll3" 2>>"$T/coll.err") &
-CPID=$!
-collector_wait
+collector_start_limited 40 "$T/coll3"
 timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" names:32:8 >"$T/names.out" 2>"$T/names.err"
 TAP_ERR=$T/coll.err check "32 machines x 8 streams under 40 descriptors: every HELLO answered" \
 	'grep -q "^names 32$" "$T/names.out"'
@@ -337,10 +331,7 @@ TAP_ERR=$T/coll.err check "... the jump without one said" \
 # 120 streams held open, then one of 100 (refused: over half of the
 # descriptors), then a good one of 8 streams, which is answered.  Ground
 # truth: the crafted peers' ACKs.
-: >"$T/coll.err"
-(ulimit -n 256; exec "$KTRACE" --listen 127.0.0.1:0 -o "$T/coll4" 2>>"$T/coll.err") &
-CPID=$!
-collector_wait
+collector_start_limited 256 "$T/coll4"
 HOSTILE_HOLD=1 timeout 60 python3 "$HOSTILE" "$CPORT" "$SEEDHDR" streams:fa:120 streams:fb:100 \
 	names:1:8 >"$T/fds.out" 2>"$T/fds.err"
 TAP_ERR=$T/fds.out check "ulimit -n 256: a HELLO of 120 streams answered, one of 100 more refused" \

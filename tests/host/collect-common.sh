@@ -3,6 +3,8 @@
 # fake /dev/ktrace, $T, the TAP helpers), plus
 #   collector_start [PORT]   ktrace --listen on 127.0.0.1 into $T/coll;
 #                            $CPORT its port, $CPID its pid
+#   collector_start_limited NOFILE DIR
+#                            the same under ulimit -n NOFILE, into DIR
 #   collector_wait           $CPORT from the port a collector started by
 #                            hand (stderr into $T/coll.err) says it has
 #   collector_stop           SIGTERM, waited for
@@ -30,6 +32,13 @@ collector_wait() {
 collector_start() {
 	: >"$T/coll.err"
 	"$KTRACE" --listen "127.0.0.1:${1:-0}" -o "$T/coll" 2>>"$T/coll.err" &
+	CPID=$!
+	collector_wait
+}
+
+collector_start_limited() {
+	: >"$T/coll.err"
+	(ulimit -n "$1"; exec "$KTRACE" --listen 127.0.0.1:0 -o "$2" 2>>"$T/coll.err") &
 	CPID=$!
 	collector_wait
 }

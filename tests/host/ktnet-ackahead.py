@@ -29,31 +29,9 @@ K = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(K)
 
 
-def read_exact(s, n):
-    buf = b''
-    while len(buf) < n:
-        got = s.recv(n - len(buf))
-        if not got:
-            raise EOFError
-        buf += got
-    return buf
-
-
-def read_msg(s):
-    h = read_exact(s, 64)
-    _ver, typ, stream, length, seq, first, last, lost, records = \
-        struct.unpack_from('<HHIIQQQQI', h, 4)
-    return typ, stream, seq, lost, records, read_exact(s, length) if length else b''
-
-
 def main():
     deadline = time.time() + float(sys.argv[1])
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(('127.0.0.1', 0))
-    ls.listen(4)
-    ls.settimeout(1)
-    print('port', ls.getsockname()[1], flush=True)
+    ls = K.listen_local()
     have, counted, ended, conns = {}, {}, set(), 0
     while time.time() < deadline and (not have or ended != set(have)):
         try:
@@ -63,7 +41,7 @@ def main():
         conns += 1
         c.settimeout(max(deadline - time.time(), 0.1))
         try:
-            typ, _s, _q, _l, _r, payload = read_msg(c)
+            typ, _s, _q, _l, _r, payload = K.read_msg(c)
             nr = struct.unpack_from('<I', payload, 72)[0]
             ids = struct.unpack_from('<%dI' % nr, payload, 608)
             for i in ids:
@@ -79,7 +57,7 @@ def main():
             c.sendall(out + K.hdr(K.ACK))
             lied = conns == 1
             while ended != set(have):
-                typ, stream, seq, lost, records, _p = read_msg(c)
+                typ, stream, seq, lost, records, _p = K.read_msg(c)
                 if typ == K.DATA and lied:
                     # the sender took the lie: it holds them, as far as it knows
                     have[ids[0]] = max(have[ids[0]], 3)

@@ -64,6 +64,35 @@ def zstd_raw(content):
     return f
 
 
+def read_exact(s, n):
+    """n bytes from s, or EOFError at its end"""
+    buf = b''
+    while len(buf) < n:
+        got = s.recv(n - len(buf))
+        if not got:
+            raise EOFError
+        buf += got
+    return buf
+
+
+def read_msg(s):
+    """one message: (type, stream, seq, lost, records, payload)"""
+    h = read_exact(s, 64)
+    _ver, typ, stream, length, seq, first, last, lost, records = \
+        struct.unpack_from('<HHIIQQQQI', h, 4)
+    return typ, stream, seq, lost, records, read_exact(s, length) if length else b''
+
+
+def listen_local():
+    """a fake collector's socket on 127.0.0.1, its port printed ("port N")"""
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(('127.0.0.1', 0))
+    ls.listen(4)
+    ls.settimeout(1)
+    print('port', ls.getsockname()[1], flush=True)
+    return ls
+
 def reply(s, secs=5):
     """The next message from the collector: (type, stream, seq), or None if closed."""
     s.settimeout(secs)

@@ -32,32 +32,10 @@ spec.loader.exec_module(K)
 UNKNOWN = (1 << 64) - 1
 
 
-def read_exact(s, n):
-    buf = b''
-    while len(buf) < n:
-        got = s.recv(n - len(buf))
-        if not got:
-            raise EOFError
-        buf += got
-    return buf
-
-
-def read_msg(s):
-    h = read_exact(s, 64)
-    _ver, typ, stream, length, seq, first, last, lost, records = \
-        struct.unpack_from('<HHIIQQQQI', h, 4)
-    return typ, stream, seq, lost, records, read_exact(s, length) if length else b''
-
-
 def main():
     deadline = time.time() + float(sys.argv[1])
     want = int(sys.argv[2])
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(('127.0.0.1', 0))
-    ls.listen(4)
-    ls.settimeout(1)
-    print('port', ls.getsockname()[1], flush=True)
+    ls = K.listen_local()
     recs = {}	# session -> {cpu: [known, unknown, frames, lastseq, ended]}
     order = []
 
@@ -71,7 +49,7 @@ def main():
             continue
         c.settimeout(max(deadline - time.time(), 0.1))
         try:
-            _t, _s, _q, _l, _r, payload = read_msg(c)
+            _t, _s, _q, _l, _r, payload = K.read_msg(c)
             session, nr = struct.unpack_from('<QI', payload, 64)
             ids = struct.unpack_from('<%dI' % nr, payload, 608)
             if session not in recs:
@@ -81,7 +59,7 @@ def main():
             c.sendall(b''.join(K.hdr(K.ACK, stream=i, seq=rec[i][3]) for i in ids
                                if rec[i][3]) + K.hdr(K.ACK))
             while not all(v[4] for v in rec.values()):
-                typ, stream, seq, lost, records, _p = read_msg(c)
+                typ, stream, seq, lost, records, _p = K.read_msg(c)
                 if typ == K.DATA:
                     st = rec[stream]
                     if seq > st[3] + 1 and lost != UNKNOWN:
