@@ -431,7 +431,8 @@ uint32_t tasks_pid(const struct tasks *t, uint32_t tid, uint64_t tsc)
  * go in constant-size copies, the bytes past the end overwritten next
  * (the line's room has the slack, as for ktevents.c's slots).
  */
-static char *put(char *p, const struct naming *n, uint32_t tid, unsigned int width)
+static inline __attribute__((always_inline)) char *
+put(char *p, const struct naming *n, uint32_t tid, unsigned int width)
 {
 	static const char spaces[16] = "                ";
 	static const char unnamed[16] = "<...>", idle[16] = "<idle>";
@@ -449,7 +450,10 @@ static char *put(char *p, const struct naming *n, uint32_t tid, unsigned int wid
 			memset(p, ' ', width - len);
 			p += width - len;
 		}
-		memcpy(p, comm, len);
+		if (len <= 16)	/* the usual comm, as above */
+			memcpy(p, comm, 16);
+		else
+			memcpy(p, comm, len);
 		p += len;
 	}
 	if (n && n->tid == tid) {	/* "-tid" and the column's spaces at once */
@@ -485,6 +489,11 @@ static const struct naming *named(const struct task_names *names, uint32_t tid)
 char *tasks_put_named(const struct task_names *names, char *p, uint32_t tid,
 		      unsigned int width)
 {
+	/* put() made for the listing's column and for a task in a text */
+	if (width == 16)
+		return put(p, named(names, tid), tid, 16);
+	if (!width)
+		return put(p, named(names, tid), tid, 0);
 	return put(p, named(names, tid), tid, width);
 }
 
@@ -507,5 +516,5 @@ char *tasks_put_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid)
 
 char *tasks_put_names_ctx(const struct ktev_ctx *ctx, char *p, uint32_t tid)
 {
-	return tasks_put_named(ctx->tasks, p, tid, 0);
+	return put(p, named(ctx->tasks, tid), tid, 0);
 }

@@ -65,14 +65,15 @@ enum conv {
 struct piece {
 	char lit[SLOT];
 	uint8_t len;
-	uint8_t conv;
-	uint8_t raw;		/* the conversion when the context says raw */
+	uint8_t conv[2];	/* the conversion, [1] when the context says raw */
 	uint8_t nr_args;	/* the conversion's, raw or not */
+	uint8_t arg;		/* its first argument's index */
 };
 
 struct compiled {
 	struct piece piece[MAX_PIECES];
 	uint8_t nr_pieces;
+	uint8_t nr_args;	/* the arguments all but a %s take, a %s one more */
 	uint8_t name_len;
 	char name[SLOT];		/* "group:name", then spaces */
 };
@@ -150,12 +151,14 @@ static void add_piece(struct compiled *c, const char *fmt, const char *lit,
 		memset(pc->lit, ' ', SLOT);
 		memcpy(pc->lit, lit, n);
 		pc->len = n;
-		pc->conv = pc->raw = CONV_NONE;
+		pc->conv[0] = pc->conv[1] = CONV_NONE;
 		pc->nr_args = 0;
+		pc->arg = c->nr_args;
 		if (n == len) {
-			pc->conv = k ? k->conv : CONV_END;
-			pc->raw = k ? k->raw : CONV_END;
+			pc->conv[0] = k ? k->conv : CONV_END;
+			pc->conv[1] = k ? k->raw : CONV_END;
 			pc->nr_args = k ? k->nr_args : 0;
+			c->nr_args += pc->nr_args;
 			return;
 		}
 		lit += n;
@@ -172,6 +175,7 @@ static void compile(struct compiled *c, const char *fmt, unsigned int nr_args)
 	static const struct conv_kind none = { .conv = CONV_NONE, .raw = CONV_NONE };
 	const char *lit = fmt, *s = fmt;
 	size_t most = 0, names = 0;
+	bool after_string = false;
 
 	while (*s) {
 		const struct conv_kind *k;
@@ -188,8 +192,10 @@ static void compile(struct compiled *c, const char *fmt, unsigned int nr_args)
 			continue;
 		}
 		k = conv_kind(s);
-		if (!k)
+		/* a %s takes the rest: put_compiled()'s first loop has it last */
+		if (!k || after_string)
 			bad_table(fmt);
+		after_string = k->conv == CONV_STRING;
 		add_piece(c, fmt, lit, s - lit, k);
 		most += s - lit + k->max;
 		names += k->max == KTEV_SYM_MAX;
@@ -455,15 +461,92 @@ static char *put_string(char *p, const uint32_t *args, unsigned int nr_args)
 	return kt_escape(p, KT_ESC_MAX(sizeof(s)), s, len, KT_ESC_TEXT);
 }
 
-/* The text of an event of the table, by its compiled format @c. */
-static char *put_compiled(char *p, const struct compiled *c, const uint32_t *args,
-			  unsigned int nr_args, const struct ktev_ctx *ctx)
+/*
+ * A conversion @conv of @v, the argument(s) at @args (@nr_args from there,
+ * for %s).  Inlined into both of put_compiled()'s loops.
+ */
+static inline __attribute__((always_inline)) char *
+put_conv(char *p, unsigned int conv, uint64_t v, const uint32_t *args, unsigned int nr_args,
+	 const struct ktev_ctx *ctx)
 {
-	const bool raw = !ctx || ctx->raw;
+	switch (conv) {
+	case CONV_STRING:
+		return put_string(p, args, nr_args);
+	case CONV_TASK:
+		return ctx->put_task ? ctx->put_task(ctx, p, v) : ktev_put_u64(p, v);
+	case CONV_D:
+		return put_signed(p, v);
+	case CONV_U:
+	case CONV_LLU:
+		return ktev_put_u64(p, v);
+	case CONV_X:
+	case CONV_LLX:
+		return ktev_put_hex(p, v);
+	case CONV_SYSCALL:
+		if (!put_name(&p, syscall_names, ARRAY_SIZE(syscall_names), v))
+			p = ktev_put_u64(p, v);
+		return p;
+	case CONV_ERRNO:
+		return put_errno(p, v);
+	case CONV_SIGNAL:
+		if (!put_name(&p, signal_names, ARRAY_SIZE(signal_names), v))
+			p = ktev_put_u64(p, v);
+		return p;
+	case CONV_SOFTIRQ:
+		if (!put_name(&p, softirq_names, ARRAY_SIZE(softirq_names), v))
+			p = ktev_put_u64(p, v);
+		return p;
+	case CONV_FAULT:
+		return put_fault(p, v);
+	case CONV_TASK_STATE:
+		return put_task_state(p, v);
+	case CONV_IRQ:
+		p = ktev_put_u64(p, v);
+		return ctx->irqs ? irq_names_put(p, ctx->irqs, v) : p;
+	case CONV_KSYM: {
+		char *sym = ctx->ksyms ? ksyms_put(p, ctx->ksyms, v) : NULL;
+
+		return sym ? sym : ktev_put_hex(p, v);
+	}
+	}
+	return p;
+}
+
+/*
+ * The text of an event of the table, by its compiled format @c.  An event
+ * with the arguments its format takes (almost all) goes through the first
+ * loop: each piece's arguments at the index compile() gave it, no count
+ * kept or checked, the literal, the end and the conversion told apart by
+ * one switch.  One with fewer prints '?' for each conversion without its
+ * arguments, in the second.  Inlined into its two callers: dtrace's listing
+ * saves a call a line.
+ */
+static inline __attribute__((always_inline)) char *
+put_compiled(char *p, const struct compiled *c, const uint32_t *args, unsigned int nr_args,
+	     const struct ktev_ctx *ctx)
+{
+	const unsigned int raw = !ctx || ctx->raw;
 	unsigned int a = 0;
 
+	if (nr_args >= c->nr_args) {
+		for (const struct piece *pc = c->piece; ; pc++) {
+			unsigned int conv = pc->conv[raw];
+			uint64_t v;
+
+			memcpy(p, pc->lit, SLOT);
+			p += pc->len;
+			if (conv == CONV_END)
+				return p;
+			if (conv == CONV_NONE)
+				continue;
+			v = args[pc->arg];
+			if (pc->nr_args == 2)
+				v |= (uint64_t)args[pc->arg + 1] << 32;
+			p = put_conv(p, conv, v, args + pc->arg, nr_args - pc->arg, ctx);
+		}
+	}
 	for (const struct piece *pc = c->piece; ; pc++) {
-		unsigned int conv = raw ? pc->raw : pc->conv;
+		unsigned int conv = pc->conv[raw];
 		unsigned int need = pc->nr_args;
 		uint64_t v;
 
@@ -478,63 +561,11 @@ static char *put_compiled(char *p, const struct compiled *c, const uint32_t *arg
 			a += need;
 			continue;
 		}
-		if (conv == CONV_STRING) {
-			p = put_string(p, args + a, nr_args - a);
-			a = nr_args;
-			continue;
-		}
 		v = args[a];
 		if (need == 2)
 			v |= (uint64_t)args[a + 1] << 32;
-		a += need;
-		switch (conv) {
-		case CONV_TASK:
-			p = ctx->put_task ? ctx->put_task(ctx, p, v) : ktev_put_u64(p, v);
-			break;
-		case CONV_D:
-			p = put_signed(p, v);
-			break;
-		case CONV_U:
-		case CONV_LLU:
-			p = ktev_put_u64(p, v);
-			break;
-		case CONV_X:
-		case CONV_LLX:
-			p = ktev_put_hex(p, v);
-			break;
-		case CONV_SYSCALL:
-			if (!put_name(&p, syscall_names, ARRAY_SIZE(syscall_names), v))
-				p = ktev_put_u64(p, v);
-			break;
-		case CONV_ERRNO:
-			p = put_errno(p, v);
-			break;
-		case CONV_SIGNAL:
-			if (!put_name(&p, signal_names, ARRAY_SIZE(signal_names), v))
-				p = ktev_put_u64(p, v);
-			break;
-		case CONV_SOFTIRQ:
-			if (!put_name(&p, softirq_names, ARRAY_SIZE(softirq_names), v))
-				p = ktev_put_u64(p, v);
-			break;
-		case CONV_FAULT:
-			p = put_fault(p, v);
-			break;
-		case CONV_TASK_STATE:
-			p = put_task_state(p, v);
-			break;
-		case CONV_IRQ:
-			p = ktev_put_u64(p, v);
-			if (ctx->irqs)
-				p = irq_names_put(p, ctx->irqs, v);
-			break;
-		case CONV_KSYM: {
-			char *sym = ctx->ksyms ? ksyms_put(p, ctx->ksyms, v) : NULL;
-
-			p = sym ? sym : ktev_put_hex(p, v);
-			break;
-		}
-		}
+		p = put_conv(p, conv, v, args + a, nr_args - a, ctx);
+		a += conv == CONV_STRING ? nr_args - a : need;
 	}
 }
 

@@ -163,12 +163,18 @@ char *ktev_put_u64_width(char *p, uint64_t v, unsigned int width)
 	return put_digits(ktev_put_pad(p, n, width), v, n);
 }
 
-char *ktev_put_point3(char *p, unsigned int v)
+/* ktev_put_point3()'s body, inlined into the time column's ktev_put_us() */
+static inline __attribute__((always_inline)) char *put_point3(char *p, unsigned int v)
 {
 	uint32_t four = (four_digits(v) & ~0xffu) | '.';	/* "0123": ".123" */
 
 	memcpy(p, &four, 4);
 	return p + 4;
+}
+
+char *ktev_put_point3(char *p, unsigned int v)
+{
+	return put_point3(p, v);
 }
 
 char *ktev_put_us(char *p, uint64_t ns, unsigned int width)
@@ -189,7 +195,7 @@ char *ktev_put_us(char *p, uint64_t ns, unsigned int width)
 
 		eight = (eight & ~lead) | (0x2020202020202020ull & lead);
 		memcpy(p, &eight, 8);
-		return ktev_put_point3(p + 8, frac);
+		return put_point3(p + 8, frac);
 	}
 	p = ktev_put_u64_width(p, us, width > 4 ? width - 4 : 0);
 	return ktev_put_point3(p, frac);
