@@ -372,6 +372,12 @@ static inline bool put_name(char **p, const struct name_slot *names, size_t nr, 
 	return true;
 }
 
+/* @v's name from @names, or the number where it has none */
+static char *put_name_or_u64(char *p, const struct name_slot *names, size_t nr, uint64_t v)
+{
+	return put_name(&p, names, nr, v) ? p : ktev_put_u64(p, v);
+}
+
 static char *put_signed(char *p, int32_t v)
 {
 	if (v < 0)
@@ -483,19 +489,13 @@ put_conv(char *p, unsigned int conv, uint64_t v, const uint32_t *args, unsigned 
 	case CONV_LLX:
 		return ktev_put_hex(p, v);
 	case CONV_SYSCALL:
-		if (!put_name(&p, syscall_names, ARRAY_SIZE(syscall_names), v))
-			p = ktev_put_u64(p, v);
-		return p;
+		return put_name_or_u64(p, syscall_names, ARRAY_SIZE(syscall_names), v);
 	case CONV_ERRNO:
 		return put_errno(p, v);
 	case CONV_SIGNAL:
-		if (!put_name(&p, signal_names, ARRAY_SIZE(signal_names), v))
-			p = ktev_put_u64(p, v);
-		return p;
+		return put_name_or_u64(p, signal_names, ARRAY_SIZE(signal_names), v);
 	case CONV_SOFTIRQ:
-		if (!put_name(&p, softirq_names, ARRAY_SIZE(softirq_names), v))
-			p = ktev_put_u64(p, v);
-		return p;
+		return put_name_or_u64(p, softirq_names, ARRAY_SIZE(softirq_names), v);
 	case CONV_FAULT:
 		return put_fault(p, v);
 	case CONV_TASK_STATE:
