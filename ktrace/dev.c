@@ -22,7 +22,7 @@ int dev_open(const char *dev)
 	case ENOENT:
 	case ENODEV:
 	case ENXIO:
-		die("kernel not patched with ktrace: %s missing", dev);
+		die(KTRACE_DEV_MISSING_FMT, dev);
 	case EACCES:
 	case EPERM:
 		die("%s: %s: ktrace needs root (CAP_SYS_ADMIN)", dev, strerror(errno));

@@ -25,6 +25,15 @@ void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
+/*
+ * What a missing /dev/ktrace means and what fixes it: said by ktrace and by
+ * ktrace-run -k alike (a stock kernel needs the module, loaded by root).
+ */
+#define KTRACE_DEV_MISSING_FMT \
+	"%s missing: the ktrace module is not loaded (as root: modprobe ktrace; " \
+	"build and install it first: make module, see ktrace-module.rst), or boot a " \
+	"kernel patched with ktrace"
+
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #endif /* KT_UTIL_H */

@@ -192,6 +192,27 @@ static void add_pattern(const char *name, const char *opt, const char *pattern)
 	}
 }
 
+/* The device -e records through: missing, ktrace would die and run nothing. */
+static void check_kernel_dev(void)
+{
+	const char *dev = getenv("KTRACE_DEV");
+	int fd;
+
+	if (!dev || !*dev)
+		dev = "/dev/ktrace";
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (errno == ENOENT || errno == ENOTDIR || errno == ENODEV || errno == ENXIO)
+		die("-e: " KTRACE_DEV_MISSING_FMT "; or run without -e to record only "
+		    "the program's calls", dev);
+	if (errno == EACCES || errno == EPERM)
+		die("-e: %s: %s: recording the kernel needs root (CAP_SYS_ADMIN); or run "
+		    "without -e to record only the program's calls", dev, strerror(errno));
+}
+
 /* The kernel's TSC rate, so that user and kernel files convert alike. */
 static uint64_t kernel_tsc_hz(void)
 {
@@ -897,6 +918,9 @@ int main(int argc, char **argv)
 		die("%s: %s", dir, strerror(errno));
 	run.dir = abs_dir;
 	run.dir_fd = open_checked_dir(abs_dir);
+	/* -e runs ktrace, which needs the device: say so before the command runs */
+	if (kernel_mask)
+		check_kernel_dev();
 	/* one clock rate for every process of the run: the kernel's, or ours once */
 	tsc_hz = kernel_mask ? kernel_tsc_hz() : 0;
 	if (!tsc_hz)

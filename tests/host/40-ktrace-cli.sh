@@ -79,8 +79,8 @@ fails kt "ktrace: -d x:" "bad -d" -d x
 fails kt "ktrace: -b 8:" "-b below the minimum" -b 8
 fails kt "ktrace: nothing to do" "no action" -q
 export KTRACE_DEV="$T/nonexistent"
-fails kt "ktrace: kernel not patched with ktrace: $T/nonexistent missing" \
-	"missing device says the kernel is not patched" -s
+fails kt "ktrace: $T/nonexistent missing: the ktrace module is not loaded (as root: modprobe ktrace" \
+	"missing device names the fix, modprobe ktrace" -s
 unset KTRACE_DEV
 KTRACE_DEV=/dev/null fails kt "ktrace: /dev/null: not a ktrace device" "not a ktrace device" -s
 kt -l

@@ -29,7 +29,7 @@ whole() {
 if [ ! -e "${KTRACE_DEV:-/dev/ktrace}" ]; then
 	kt -s
 	check "no /dev/ktrace: ktrace says the kernel is not patched" \
-		'[ $rc -ne 0 ] && has_err "kernel not patched with ktrace"'
+		'[ $rc -ne 0 ] && has_err "the ktrace module is not loaded"'
 	done_testing
 	exit
 fi
