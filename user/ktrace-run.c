@@ -230,7 +230,7 @@ static uint64_t kernel_tsc_hz(void)
 
 /* ---- draining -------------------------------------------------------------- */
 
-#define PENDING_MS	2000	/* a ring file without its magic that long is none */
+#define PENDING_MS	2000	/* without its magic that long, and its maker gone: none */
 #define RESCAN_MS	100	/* look for rings nobody announced this often */
 
 enum ring_state { RING_PENDING, RING_LIVE, RING_BAD };
@@ -373,6 +373,26 @@ static void ring_bad(struct run *run, struct ring *g, const char *why)
 }
 
 /*
+ * A ring named as a thread's that never became whole: that thread's records,
+ * if it was one, are lost; the exit status says so (counted as a failure).
+ */
+static void ring_lost(struct run *run, struct ring *g, const char *why)
+{
+	ring_bad(run, g, why);
+	run->failed++;
+}
+
+/*
+ * Whether the thread named in @g's name still lives: a big ring is reserved
+ * and written before its magic is set, seconds on a loaded machine, and
+ * a stopped thread finishes it only once continued.  EPERM: alive too.
+ */
+static bool maker_alive(const struct ring *g)
+{
+	return syscall(SYS_tgkill, g->pid, g->tid, 0) == 0 || errno == EPERM;
+}
+
+/*
  * The thread's trace file: trace.pid<P>.tid<T>, .1 ... after an exec (a
  * name in use is never replaced), made by ktfile_create(): 0600, never
  * through a link, and no file is left behind without a whole header.
@@ -495,8 +515,9 @@ static void take_ring(struct run *run, struct ring *g)
 		close(fd);
 		if (ok < 0)
 			ring_bad(run, g, why);
-		else if (now_ms() - g->seen_ms > PENDING_MS)
-			ring_bad(run, g, "never became a ring (no magic, or too short, for 2 s)");
+		else if (now_ms() - g->seen_ms > PENDING_MS && !maker_alive(g))
+			ring_lost(run, g, "never became a ring (no magic, or too short, for 2 s, "
+				  "and its thread is gone)");
 		return;
 	}
 	src.size = st.st_size;
@@ -702,7 +723,7 @@ static void drain_loop(struct run *run)
 				if (fstatat(run->rings_fd, g->name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 				    errno == ENOENT)
 					continue;
-				ring_bad(run, g, "never became a ring (no magic, or too short)");
+				ring_lost(run, g, "never became a ring (no magic, or too short)");
 			}
 }
 
