@@ -140,6 +140,8 @@ record_enter(uint64_t f, uint64_t c, uintptr_t sp)
 	if (kt_unlikely(!s)) {
 		if (!kt_thread_off)	/* tracing off: the hook costs no more than this */
 			kt_func_enter_first(f, c, sp);
+		else
+			kt_not_recorded();
 		return;
 	}
 	if (kt_unlikely((f | c) >> 48)) {
@@ -174,6 +176,8 @@ record_exit(uint64_t f, void *site, uintptr_t sp, void *ret)
 	if (kt_unlikely(!s)) {
 		if (!kt_thread_off)
 			kt_func_exit_first(f, site, sp, ret);
+		else
+			kt_not_recorded();
 		return;
 	}
 	/*
@@ -212,8 +216,10 @@ static __attribute__((noinline)) KT_NOTRACE void filtered_enter(uint64_t f, uint
 								  uintptr_t sp)
 {
 	/* not recording (a vfork child on its parent's thread state, tracing off) */
-	if (kt_unlikely(!kt_self && kt_thread_off))
+	if (kt_unlikely(!kt_self && kt_thread_off)) {
+		kt_not_recorded();
 		return;
+	}
 	if (kt_filter_enter(f))
 		record_enter_apart(f, c, sp);
 }
@@ -221,8 +227,10 @@ static __attribute__((noinline)) KT_NOTRACE void filtered_enter(uint64_t f, uint
 static __attribute__((noinline)) KT_NOTRACE void filtered_exit(uint64_t f, void *site,
 								 uintptr_t sp, void *ret)
 {
-	if (kt_unlikely(!kt_self && kt_thread_off))
+	if (kt_unlikely(!kt_self && kt_thread_off)) {
+		kt_not_recorded();
 		return;
+	}
 	if (kt_filter_exit())
 		record_exit_apart(f, site, sp, ret);
 }

@@ -127,6 +127,13 @@ extern __thread struct kt_stream *kt_self
 /* The thread does not record: tracing is off, its stream failed to start, or it is ending. */
 extern __thread bool kt_thread_off __attribute__((tls_model("initial-exec"))) KT_HIDDEN;
 
+/*
+ * A vfork() child's record, not made (the child runs on its parent's
+ * thread state, and no stream of its own can be made there): counted lost
+ * in the parent's stream, for its file to say.  Elsewhere a no-op.
+ */
+void kt_not_recorded(void) KT_HIDDEN;
+
 /* The thread's stream, started on its first record; NULL: do not record. */
 struct kt_stream *kt_stream_start(unsigned int n) KT_HIDDEN;
 /* Make room for @n records at @h (see above); false: drop them. */

@@ -67,6 +67,8 @@ __thread bool kt_thread_off __attribute__((tls_model("initial-exec")));
 /* starting its stream: records of signal handlers now are counted as lost */
 static __thread bool thread_starting __attribute__((tls_model("initial-exec")));
 static __thread uint64_t start_lost __attribute__((tls_model("initial-exec")));
+/* in a vfork() child (on its parent's thread state): the parent's stream */
+static __thread struct kt_stream *vfork_parent __attribute__((tls_model("initial-exec")));
 /* the rounds of thread-specific destructors end_thread() has let pass */
 static __thread unsigned char end_rounds __attribute__((tls_model("initial-exec")));
 
@@ -1381,6 +1383,7 @@ KT_NOTRACE uintptr_t kt_vfork_save(void)
 
 KT_NOTRACE void kt_vfork_child(void)
 {
+	vfork_parent = kt_self;
 	kt_self = NULL;
 	kt_thread_off = true;
 }
@@ -1389,4 +1392,20 @@ KT_NOTRACE void kt_vfork_parent(uintptr_t saved)
 {
 	kt_self = (struct kt_stream *)(saved & ~(uintptr_t)1);
 	kt_thread_off = saved & 1;
+	vfork_parent = NULL;
+}
+
+/*
+ * The parent is suspended until the child execs or exits, and its stream
+ * is in the memory they share: the count goes into its ring's lost
+ * records, and its next record takes the slow path, which marks them.
+ */
+KT_NOTRACE void kt_not_recorded(void)
+{
+	struct kt_stream *s = vfork_parent;
+
+	if (!s)
+		return;
+	__atomic_fetch_add(&s->shm->lost, 1, __ATOMIC_RELAXED);
+	s->limit = 0;
 }
