@@ -46,6 +46,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "probe.h"
 #include "util.h"
 
@@ -63,7 +64,8 @@ struct bin {
 	Dwfl_Module *mod;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path;		/* libdwfl's search path, --debug-dir first */
-	const char *debug_dir;
+	const char *debug_dir;		/* absolute */
+	char *debug_dir_abs;		/* realpath() of --debug-dir */
 	Dwarf *dwarf;			/* NULL: none found */
 	Dwarf_Addr bias;
 	char build_id[84];
@@ -117,24 +119,37 @@ void fail(const struct comp *c, const char *fmt, ...)
 /* ---- the binary ----------------------------------------------------------- */
 
 /*
- * libdwfl's search, then DEBUG_DIR/DEBUGLINK (a debug file dropped into
- * the directory by its name, as objcopy --add-gnu-debuglink names it).
+ * The hardened search of lib/debuginfo.c (libdwfl's own opens what the
+ * binary names, blocking and unchecked), then DEBUG_DIR/DEBUGLINK (a debug
+ * file dropped into the directory by its name, as objcopy
+ * --add-gnu-debuglink names it), then debuginfod by build id only, when
+ * DEBUGINFOD_URLS is set (libdwfl's, with no name from the binary: its
+ * answer is a file of debuginfod's cache, checked as the others).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name)
 {
-	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					      debuglink, crc, debuginfo_file_name);
 	const struct bin *b = *userdata;
-	char path[4096];
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char path[4096], *got = NULL;
+	int fd = kt_find_debuginfo(mod, b ? b->debuginfo_path : NULL, file_name, debuglink,
+				   crc, debuginfo_file_name);
 
-	if (fd >= 0 || !b || !b->debug_dir || !debuglink || strchr(debuglink, '/'))
+	if (fd < 0 && b && b->debug_dir && debuglink && !strchr(debuglink, '/')) {
+		snprintf(path, sizeof(path), "%s/%s", b->debug_dir, debuglink);
+		fd = kt_open_debug(path, crc, debuginfo_file_name);
+	}
+	if (fd >= 0 || !urls || !*urls)
 		return fd;
-	snprintf(path, sizeof(path), "%s/%s", b->debug_dir, debuglink);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		*debuginfo_file_name = xstrdup(path);
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL, NULL, 0, &got);
+	if (fd >= 0) {
+		int checked = got ? kt_open_debug(got, 0, debuginfo_file_name) : -1;
+
+		close(fd);
+		fd = checked;
+	}
+	free(got);
 	return fd;
 }
 
@@ -156,8 +171,15 @@ static void bin_open(struct bin *b, const char *path, const char *debug_dir)
 
 	memset(b, 0, sizeof(*b));
 	b->path = path;
-	b->debug_dir = debug_dir;
 	b->fd = probe_open_binary(path);
+	if (debug_dir) {
+		/* a relative one is taken as below the binary's directory by libdwfl */
+		b->debug_dir_abs = realpath(debug_dir, NULL);
+		if (!b->debug_dir_abs)
+			die("--debug-dir %s: %s", debug_dir, strerror(errno));
+		debug_dir = b->debug_dir_abs;
+	}
+	b->debug_dir = debug_dir;
 	if (debug_dir) {
 		size_t n = strlen(debug_dir) + 32;
 
@@ -194,6 +216,7 @@ static void bin_close(struct bin *b)
 	dwfl_end(b->dwfl);
 	close(b->fd);
 	free(b->debuginfo_path);
+	free(b->debug_dir_abs);
 }
 
 /* Where libdwfl looked for debug info, for the message that it found none. */
