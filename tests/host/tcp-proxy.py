@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """A TCP proxy whose death cuts its connections (105-collect-faults).
 
-    tcp-proxy.py LISTEN_PORT TARGET_PORT     (both on 127.0.0.1)
-Prints "ready" once it listens; forwards each connection both ways.
+    tcp-proxy.py LISTEN_PORT TARGET_PORT [DUMP]    (both on 127.0.0.1)
+Prints "ready" once it listens; forwards each connection both ways.  With
+DUMP, the bytes of the Nth connection go to DUMP.N.c2s (client to target)
+and DUMP.N.s2c as well (what the wire carried: 110-collect-auth).
 """
 import selectors
 import socket
 import sys
 
 lport, tport = int(sys.argv[1]), int(sys.argv[2])
+dump = sys.argv[3] if len(sys.argv) > 3 else None
+files = {}
+nconn = 0
 ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(('127.0.0.1', lport))
@@ -25,6 +30,10 @@ while True:
             a, _ = ls.accept()
             b = socket.create_connection(('127.0.0.1', tport))
             peer[a], peer[b] = b, a
+            if dump:
+                nconn += 1
+                files[a] = open('%s.%d.c2s' % (dump, nconn), 'wb', buffering=0)
+                files[b] = open('%s.%d.s2c' % (dump, nconn), 'wb', buffering=0)
             sel.register(a, selectors.EVENT_READ)
             sel.register(b, selectors.EVENT_READ)
             continue
@@ -33,6 +42,8 @@ while True:
         except OSError:
             data = b''
         if data:
+            if s in files:
+                files[s].write(data)
             peer[s].sendall(data)
             continue
         for x in (s, peer[s]):
