@@ -616,8 +616,8 @@ static bool all_acked(struct sender *s)
  * and such a frame may skip numbers (ktnet.h): however wide the gap, it is
  * one frame, so a damaged number costs no more time than any other frame.
  */
-static int send_empty(struct sender *s, struct ktnet_chan *ch, const struct spool_frame *f, uint64_t from,
-		      uint64_t lost)
+static int send_empty(struct sender *s, struct ktnet_chan *ch, const struct spool_frame *f,
+		      uint64_t from, uint64_t lost)
 {
 	struct ktnet_hdr h = { .type = KTNET_DATA, .stream = s->streams[f->stream].id,
 			       .seq = f->seq, .first_tsc = f->first_tsc, .last_tsc = f->first_tsc,

@@ -124,6 +124,18 @@ check "the wire was recorded (${wbytes:-0} bytes, ${wmsgs:-0} messages)" \
 	'[ "${wbytes:-0}" -gt 10000 ] && [ "${wmsgs:-0}" -gt 10 ]'
 check "sealed: no trace header nor a FILE's name in clear on the wire" \
 	'[ "$wmagic" = 0 ] && [ "$wks" = 0 ]'
+
+# --- a sealed message sent twice on the path (the 12th of the connection)
+TCP_PROXY_DUP=12 proxy "$pport" "$T/dup"
+KTFAKE_RATE=20000 sender r --send "127.0.0.1:$pport" --key "$T/k1" -e sched -d 2 --send-wait 30
+wait $SPID
+TAP_ERR=$T/r.err check "a message replayed on the path: the sender still exits 0" '[ $? -eq 0 ]'
+check "... the collector closed that connection, saying why" \
+	'grep -q "r: a sealed message that does not authenticate (altered, sent again or out of order): closed" "$T/coll.err"'
+check "... and the sender came back on another" '[ -s "$T/dup.2.c2s" ]'
+counts r
+ok $? "r: every record delivered or counted, once, in order (nothing twice)" "$(cat "$T/r.count")"
+kill $PPID_; wait $PPID_ 2>/dev/null
 collector_stop
 
 # the same without a key: the check above sees what travels in clear
