@@ -143,7 +143,7 @@ struct sender {
 					 * keeps half its wait (past_deadline()) */
 	bool keyed;			/* --key: authenticate, seal the stream */
 	uint8_t key[KTNET_KEY_BYTES];
-	bool auth_failed;		/* the collector refused us, or we it: said */
+	const char *auth_failed;	/* the last connection's refusal (said once), or NULL */
 };
 
 /* The network thread sleeps in poll(): a frame to send, or the end, wakes it. */
@@ -445,7 +445,21 @@ static uint8_t *hello_payload(const struct sender *s, size_t *len)
 
 static void recovered_fixup(struct sender *s);
 
-/* The collector's REFUSE, said: -EACCES, the sender gives up (its spool kept). */
+/*
+ * Not authenticated: said (once while it stays the same), -EACCES.  It is
+ * tried again as any failed connection (a key may be added at the
+ * collector meanwhile, and a peer on the path could fake this answer):
+ * until --send-wait, then the frames stay in the spool.
+ */
+static int auth_error(struct sender *s, const char *why)
+{
+	if (s->auth_failed != why)
+		pr_err("--send %s:%s: as %s: %s", s->addr.host, s->addr.port, s->hello.name, why);
+	s->auth_failed = why;
+	return -EACCES;
+}
+
+/* The collector's REFUSE. */
 static int refused(struct sender *s, const struct ktnet_hdr *h)
 {
 	static const char *const why[] = {
@@ -458,17 +472,14 @@ static int refused(struct sender *s, const struct ktnet_hdr *h)
 		[KTNET_REFUSE_BAD_PROOF] = "the collector refused our proof of the key",
 	};
 
-	pr_err("--send %s:%s: as %s: %s", s->addr.host, s->addr.port, s->hello.name,
-	       h->seq < ARRAY_SIZE(why) && why[h->seq] ? why[h->seq] :
-	       "the collector refused us, saying no known reason");
-	return -EACCES;
+	return auth_error(s, h->seq < ARRAY_SIZE(why) && why[h->seq] ? why[h->seq] :
+			  "the collector refused us, saying no known reason");
 }
 
 /*
  * --key: AUTH, the collector's CHALLENGE checked (it proves the key
  * first: a collector with another key is told apart from one that drops
- * us), then our PROOF; everything after is sealed.  -EACCES: it will
- * never take us, the sender stops trying.
+ * us), then our PROOF; everything after is sealed.  -EACCES: refused.
  */
 static int authenticate(struct sender *s, struct ktnet_chan *ch)
 {
@@ -494,11 +505,9 @@ static int authenticate(struct sender *s, struct ktnet_chan *ch)
 		memcpy(p.collector_nonce, c.nonce, sizeof(c.nonce));
 		ktnet_proofs(&p, s->key);
 		if (!ktnet_mac_equal(c.mac, p.collector_mac)) {
-			pr_err("--send %s:%s: as %s: the collector does not prove our key: its key "
-			       "for this machine is another (or it is not our collector)",
-			       s->addr.host, s->addr.port, s->hello.name);
 			sodium_memzero(&p, sizeof(p));
-			return -EACCES;
+			return auth_error(s, "the collector does not prove our key: its key for "
+					  "this machine is another (or it is not our collector)");
 		}
 		h = (struct ktnet_hdr){ .type = KTNET_PROOF, .stream = KTNET_STREAM_NONE,
 					.len = KTNET_MAC_BYTES };
@@ -554,6 +563,8 @@ static int handshake(struct sender *s, struct ktnet_chan *ch)
 		ret = take_ack(s, &h, true);
 		pthread_mutex_unlock(&s->lock);
 	}
+	if (!ret)
+		s->auth_failed = NULL;	/* taken: a refusal later is said again */
 	if (!ret)
 		ret = send_files(s, ch);
 	for (int i = 0; i < 4 && !ret; i++)
@@ -822,14 +833,16 @@ static bool deliver(struct sender *s)
 
 			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			if (told && !said_again)
-				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
-			said_again = told;
 			since = now();
 			pthread_mutex_lock(&s->lock);
 			s->cursor = s->head;
 			pthread_mutex_unlock(&s->lock);
 			ret = handshake(s, &ch);
+			/* taken (a connect the collector refuses is no coming back) */
+			if (!ret && told && !said_again)
+				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
+			if (!ret)
+				said_again = told;
 			if (!ret)
 				ret = stream(s, &ch);
 			if (!ret) {
@@ -843,14 +856,7 @@ static bool deliver(struct sender *s)
 				return true;
 			}
 			ktnet_chan_close(&ch);
-			if (ret == -EACCES) {
-				/* said: it will not take us, however often we try */
-				pthread_mutex_lock(&s->lock);
-				s->auth_failed = true;
-				pthread_mutex_unlock(&s->lock);
-				return false;
-			}
-			why = strerror(-ret);
+			why = ret == -EACCES ? "not authenticated (said above)" : strerror(-ret);
 			/*
 			 * A collector that takes us and closes at once (its disk full,
 			 * say) is retried as one that is away: backing off, said once.
@@ -879,7 +885,7 @@ static void *net_thread(void *arg)
 
 	/* a killed sender's recording first: the collector keeps them in order */
 	resend_unsent(s);
-	if (s->auth_failed || !deliver(s)) {
+	if (!deliver(s)) {
 		pthread_mutex_lock(&s->lock);
 		s->undelivered = true;
 		pthread_mutex_unlock(&s->lock);
@@ -1380,15 +1386,11 @@ static void resend_unsent(struct sender *s)
 			r = recovered_open(s, dir);
 		for (struct spool_frame *f = r ? r->head : NULL; f; f = f->next, frames++)
 			records += f->records;
-		if (r && !s->auth_failed && deliver(r)) {
+		if (r && deliver(r)) {
 			pr_info("--send %s:%s: an earlier recording's %llu frames (%llu records) "
 				"from %s: the collector has them", s->addr.host, s->addr.port,
 				(unsigned long long)frames, (unsigned long long)records, dir);
 			spool_remove(r);
-		} else if (r && (r->auth_failed || s->auth_failed)) {
-			s->auth_failed = true;
-			pr_warn("--send %s:%s: an earlier recording's frames in %s: kept for the "
-				"next run", s->addr.host, s->addr.port, dir);
 		} else if (r) {
 			pr_warn("--send %s:%s: an earlier recording's frames in %s not all "
 				"acknowledged within --send-wait %g s: kept for the next run",
@@ -1541,10 +1543,10 @@ int sender_finish(struct sender *s, double wait)
 		(unsigned long long)s->raw_bytes,
 		s->raw_bytes ? 100.0 * s->wire_bytes / s->raw_bytes : 0.0,
 		(unsigned long long)dropped);
-	if (s->auth_failed) {
-		pr_err("--send %s:%s: not authenticated (said above): the frames of %llu "
-		       "records stay in %s", s->addr.host, s->addr.port,
-		       (unsigned long long)left, s->dir);
+	if (s->undelivered && s->auth_failed) {
+		pr_err("--send %s:%s: not authenticated (said above) within --send-wait %g s: "
+		       "the frames of %llu records stay in %s", s->addr.host, s->addr.port,
+		       wait, (unsigned long long)left, s->dir);
 		ret = -1;
 	} else if (s->undelivered) {
 		pr_err("--send %s:%s: the collector did not acknowledge %llu records within "
