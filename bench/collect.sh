@@ -12,13 +12,16 @@
 #   collect_wire_pct      bytes on the wire per byte of records
 #   collect_cpu_s_per_mb  the collector's CPU seconds per MB of records
 #   send_cpu_vs_files     the senders' CPU time with --send / writing files
-# Goal (issue 25): 8 senders x 25 MB/s on 2 cores, <= 25% on the wire.
+# KEY=1: both sides with --key (authenticated, every message encrypted).
+# Goal (issue 25): 8 senders x 25 MB/s on 2 cores, <= 25% on the wire;
+# (issue 31) the key costs the collector at most 10% more CPU a MB.
 # Needs python3 (the counts).  The machine may be shared: compare the ratios.
 set -u
 SENDERS=${SENDERS:-8}
 MBS=${MBS:-25}
 SECONDS_=${SECONDS_:-3}
 RUNS=${RUNS:-3}
+KEY=${KEY:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=$ROOT/build/bench/collect
 K=$ROOT/build/tools/ktrace
@@ -27,6 +30,11 @@ cd "$ROOT" || exit 1
 make -s build/tools/ktrace build/tests/ktrace-cli-fakedev.so || exit 1
 rm -rf "$W" && mkdir -p "$W"
 RATE=$((MBS * 1000000 / 24 / 2))	# records a second a CPU
+keyargs=()
+if [ "$KEY" = 1 ]; then
+	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$W/key")
+	keyargs=(--key "$W/key")
+fi
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 . "$ROOT/bench/lib.sh"	# median
@@ -36,7 +44,7 @@ senders() {
 	local mode=$1 dir=$2 pids=() i args
 	for i in $(seq "$SENDERS"); do
 		if [ "$mode" = send ]; then
-			args=(--send "127.0.0.1:$PORT" --name "s$i" --spool "$dir/spool$i")
+			args=(--send "127.0.0.1:$PORT" --name "s$i" --spool "$dir/spool$i" "${keyargs[@]}")
 		else
 			args=(-o "$dir/s$i/trace")
 			mkdir -p "$dir/s$i"
@@ -54,7 +62,7 @@ senders() {
 for r in $(seq "$RUNS"); do
 	# --- into the collector
 	d=$W/send$r; mkdir -p "$d"
-	"$K" --listen 127.0.0.1:0 -o "$d/coll" 2>"$d/coll.err" &
+	"$K" --listen 127.0.0.1:0 "${keyargs[@]}" -o "$d/coll" 2>"$d/coll.err" &
 	cpid=$!
 	for _ in $(seq 100); do
 		PORT=$(sed -n 's/.*port \([0-9]*\),.*/\1/p' "$d/coll.err"); [ -n "$PORT" ] && break
@@ -78,7 +86,7 @@ for r in $(seq "$RUNS"); do
 		'BEGIN { printf "%.3f\n", 100 * (l + d) / (w + l) }' >>"$W/lost"
 	echo "$wire" >>"$W/wire"
 	awk -v t="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v mb="$mb" \
-		'BEGIN { printf "%.4f\n", t / hz / mb }' >>"$W/ccpu"
+		'BEGIN { printf "%.5f\n", t / hz / mb }' >>"$W/ccpu"
 	# --- the floor: the same senders writing files
 	d=$W/files$r; mkdir -p "$d"
 	senders files "$d"

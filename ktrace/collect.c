@@ -21,6 +21,11 @@
  * open while its connection is; the next HELLO opens them the same way.  A new recording
  * (another session number in HELLO) moves the directory of the last one
  * of that name aside, to DIR/.previous/NAME.SESSION.
+ *
+ * With --key, a connection proves the key of the name it sends as before
+ * its HELLO is read (AUTH, CHALLENGE, PROOF: ktnet.h), and every message
+ * after that is sealed: a peer that fails never reaches on_hello(), so it
+ * touches no machine's files nor the connection sending it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sodium.h>
 #include <zstd.h>
 
 #include "files.h"
@@ -135,6 +141,14 @@ struct conn {
 	uint8_t *out;			/* acks and replies not yet sent */
 	size_t out_len, out_cap;
 	char peer[80];
+	struct handshake *hs;		/* --key: between AUTH and PROOF */
+	struct ktnet_seal seal;		/* --key: after PROOF, every message */
+	char authed[KTNET_NAME_MAX];	/* --key: the name whose key it proved */
+};
+
+struct handshake {
+	struct ktnet_proofs p;
+	uint8_t key[KTNET_KEY_BYTES];
 };
 
 struct collector {
@@ -155,6 +169,9 @@ struct collector {
 	unsigned int files_cap;		/* stream files open at most, all machines */
 	uint8_t *raw, *recs;		/* a DATA frame's columns; its records */
 	size_t raw_cap;
+	const char *key_path;		/* --key: one key, or (key_dir) DIR/NAME.key */
+	bool key_dir;
+	uint8_t key[KTNET_KEY_BYTES];
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -173,14 +190,29 @@ static char *path_join(const char *a, const char *b)
 	return p;
 }
 
-static void queue(struct conn *c, const struct ktnet_hdr *h)
+/* A message to @c, sealed once its handshake is done. */
+static void queue_msg(struct conn *c, const struct ktnet_hdr *h, const void *payload)
 {
-	if (c->out_len + KTNET_HDR_SIZE > c->out_cap) {
+	size_t len = KTNET_HDR_SIZE + h->len;
+	size_t need = c->seal.on ? KTNET_HDR_SIZE + len + KTNET_SEAL_TAG : len;
+	uint8_t *o;
+
+	while (c->out_len + need > c->out_cap) {
 		c->out_cap = c->out_cap ? 2 * c->out_cap : 4096;
 		c->out = xrealloc(c->out, c->out_cap);
 	}
-	ktnet_encode(c->out + c->out_len, h);
-	c->out_len += KTNET_HDR_SIZE;
+	o = c->out + c->out_len + (c->seal.on ? KTNET_HDR_SIZE : 0);
+	ktnet_encode(o, h);
+	if (h->len)
+		memcpy(o + KTNET_HDR_SIZE, payload, h->len);
+	if (c->seal.on)
+		ktnet_seal(&c->seal, c->out + c->out_len, o, len, o + len);
+	c->out_len += need;
+}
+
+static void queue(struct conn *c, const struct ktnet_hdr *h)
+{
+	queue_msg(c, h, NULL);
 }
 
 static int flush(struct conn *c)
@@ -526,6 +558,12 @@ static int on_hello(struct collector *col, struct conn *c)
 			"not . first): closed", c->peer);
 		return -EPROTO;
 	}
+	if (col->key_path && strcmp(hello.name, c->authed)) {
+		/* the name's key is what it proved, not another's */
+		pr_warn("%s: a HELLO as %s, authenticated as %s: closed", c->peer, hello.name,
+			c->authed);
+		return -EPROTO;
+	}
 	if (!hello.session) {
 		/* 0 is what dir_session() says of a directory without a recording */
 		pr_warn("%s: %s: a HELLO of session 0: closed", c->peer, hello.name);
@@ -838,11 +876,156 @@ static void on_clock(struct conn *c)
 	free(path);
 }
 
+/* Refused: the sender is told why (before the close, so it can say so). */
+static int refuse(struct conn *c, enum ktnet_refusal why)
+{
+	queue(c, &(struct ktnet_hdr){ .type = KTNET_REFUSE, .stream = KTNET_STREAM_NONE,
+				      .seq = why });
+	flush(c);
+	return -EPROTO;
+}
+
+/* The key of machine @name: --key FILE's, or --key DIR's NAME.key. 0 or -1, said. */
+static int machine_key(struct collector *col, struct conn *c, const char *name,
+		       uint8_t key[KTNET_KEY_BYTES])
+{
+	const char *why;
+	char file[KTNET_NAME_MAX + 8], *path;
+	int ret;
+
+	if (!col->key_dir) {
+		memcpy(key, col->key, KTNET_KEY_BYTES);
+		return 0;
+	}
+	snprintf(file, sizeof(file), "%s.key", name);	/* a checked name: no '/' */
+	path = path_join(col->key_path, file);
+	ret = ktnet_key_load(path, key, &why);
+	if (ret < 0)
+		pr_warn("%s: AUTH as %s: --key %s: %s: refused", c->peer, name, path, why);
+	free(path);
+	return ret;
+}
+
+/*
+ * AUTH: the name and the sender's nonce; answered with our nonce and our
+ * proof of the name's key.  Nothing of the machine is looked at yet.
+ */
+static int on_auth(struct collector *col, struct conn *c)
+{
+	struct ktnet_auth a;
+	struct ktnet_challenge ch;
+
+	if (!col->key_path) {
+		pr_warn("%s: AUTH, and this collector has no --key: refused", c->peer);
+		return refuse(c, KTNET_REFUSE_NO_KEY);
+	}
+	memcpy(&a, c->payload, sizeof(a));
+	if (!memchr(a.name, '\0', sizeof(a.name)) || !ktnet_name_ok(a.name)) {
+		pr_warn("%s: an AUTH with a bad machine name: closed", c->peer);
+		return -EPROTO;
+	}
+	c->hs = xcalloc(1, sizeof(*c->hs));
+	if (machine_key(col, c, a.name, c->hs->key) < 0)
+		return refuse(c, KTNET_REFUSE_UNKNOWN_NAME);
+	strcpy(c->hs->p.name, a.name);
+	memcpy(c->hs->p.sender_nonce, a.nonce, KTNET_NONCE_BYTES);
+	ktnet_nonce(c->hs->p.collector_nonce);
+	ktnet_proofs(&c->hs->p, c->hs->key);
+	memcpy(ch.nonce, c->hs->p.collector_nonce, KTNET_NONCE_BYTES);
+	memcpy(ch.mac, c->hs->p.collector_mac, KTNET_MAC_BYTES);
+	queue_msg(c, &(struct ktnet_hdr){ .type = KTNET_CHALLENGE, .stream = KTNET_STREAM_NONE,
+					  .len = sizeof(ch) }, &ch);
+	return 0;
+}
+
+static void handshake_free(struct conn *c)
+{
+	if (c->hs)
+		sodium_memzero(c->hs, sizeof(*c->hs));
+	free(c->hs);
+	c->hs = NULL;
+}
+
+/* PROOF: the sender's MAC over both nonces; from now on, sealed messages only. */
+static int on_proof(struct conn *c)
+{
+	if (!ktnet_mac_equal(c->payload, c->hs->p.sender_mac)) {
+		pr_warn("%s: AUTH as %s: the proof is not of its key (another key, or a "
+			"handshake replayed): refused", c->peer, c->hs->p.name);
+		return refuse(c, KTNET_REFUSE_BAD_PROOF);
+	}
+	ktnet_seal_start(&c->seal, c->hs->key, &c->hs->p, true);
+	strcpy(c->authed, c->hs->p.name);
+	pr_debug("%s: authenticated as %s", c->peer, c->authed);
+	handshake_free(c);
+	return 0;
+}
+
+/*
+ * What a header may be on @c now, before its payload is read: NULL, or
+ * why not (the connection closes; with a key, a HELLO in clear is told).
+ */
+static const char *admit(struct collector *col, struct conn *c)
+{
+	uint16_t type = c->h.type;
+
+	if (c->seal.on)
+		return type == KTNET_SEALED ? NULL : "a message in clear after the handshake";
+	if (type == KTNET_AUTH)
+		return c->hs ? "a second AUTH" : NULL;
+	if (type == KTNET_PROOF)
+		return c->hs ? NULL : "a PROOF before AUTH";
+	if (type == KTNET_SEALED)
+		return "a sealed message before the handshake";
+	if (col->key_path) {
+		refuse(c, KTNET_REFUSE_KEY_WANTED);
+		return type == KTNET_HELLO ? "a HELLO without a key (this collector wants AUTH "
+			"first): refused" : "a message before AUTH";
+	}
+	return NULL;
+}
+
+/* A SEALED message: decrypted, then it is the message it holds. <0: close. */
+static int unseal(struct conn *c)
+{
+	size_t len = c->h.len - KTNET_HDR_SIZE - KTNET_SEAL_TAG;
+	struct ktnet_hdr inner;
+	const char *bad;
+
+	if (ktnet_unseal(&c->seal, c->wire, c->payload, c->h.len)) {
+		pr_warn("%s: %s: a sealed message that does not authenticate (altered, sent again "
+			"or out of order): closed", c->peer, c->authed);
+		return -EPROTO;
+	}
+	bad = ktnet_decode(&inner, c->payload);
+	if (!bad && inner.len != len)
+		bad = "a sealed message whose header says another length";
+	if (!bad && inner.type >= KTNET_AUTH)
+		bad = "a handshake message sealed";
+	if (!bad && !c->m && inner.type != KTNET_HELLO)
+		bad = "a message before HELLO";
+	if (bad) {
+		pr_warn("%s: %s: %s: closed", c->peer, c->authed, bad);
+		return -EPROTO;
+	}
+	memmove(c->payload, c->payload + KTNET_HDR_SIZE, len);
+	c->payload[len] = '\0';
+	c->h = inner;
+	return 0;
+}
+
 /* A whole message has come; <0: close the connection. */
 static int on_message(struct collector *col, struct conn *c)
 {
 	struct cstream *st;
+	int ret;
 
+	if (c->h.type == KTNET_SEALED && (ret = unseal(c)) < 0)
+		return ret;
+	if (c->h.type == KTNET_AUTH)
+		return on_auth(col, c);
+	if (c->h.type == KTNET_PROOF)
+		return on_proof(c);
 	if (c->h.type == KTNET_HELLO)
 		return on_hello(col, c);
 	if (!c->m) {
@@ -1004,11 +1187,14 @@ static int on_readable(struct collector *col, struct conn *c)
 			if (c->got < KTNET_HDR_SIZE)
 				continue;
 			bad = ktnet_decode(&c->h, c->wire);
+			if (!bad)
+				bad = admit(col, c);
 			if (bad) {
 				pr_warn("%s: %s: closed", c->peer, bad);
 				return -EPROTO;
 			}
-			if (!c->m && c->h.type != KTNET_HELLO) {
+			if (!c->m && !c->seal.on && c->h.type != KTNET_HELLO &&
+			    c->h.type != KTNET_AUTH && c->h.type != KTNET_PROOF) {
 				/* before its payload is read: only HELLO may cost us memory */
 				pr_warn("%s: a message before HELLO (type %u, %u bytes): closed",
 					c->peer, c->h.type, c->h.len);
@@ -1067,6 +1253,8 @@ static void close_conn(struct collector *col, unsigned int i, int why)
 		c->m->conn = NULL;
 	}
 	close(c->fd);
+	handshake_free(c);
+	sodium_memzero(&c->seal, sizeof(c->seal));
 	release_payload(col, c);
 	if (c->waiting)
 		col->nr_waiting--;
@@ -1127,6 +1315,28 @@ int collect(const struct ktrace_opts *o)
 
 	if (!ktnet_parse_addr(o->listen, &addr, true))
 		kt_usage_error("--listen %s: not [ADDR:]PORT", o->listen);
+	if (o->key) {
+		struct stat sb;
+		const char *why;
+
+		ktnet_crypto_init();
+		col.key_path = o->key;
+		col.key_dir = stat(o->key, &sb) == 0 && S_ISDIR(sb.st_mode);
+		if (col.key_dir) {
+			int dfd = kt_open_checked_dir(o->key);
+
+			if (dfd < 0)
+				die("--key %s: %s", o->key, errno == EPERM ?
+				    "another user's, or others may write in it: not a key directory" :
+				    strerror(errno));
+			close(dfd);
+		} else if (ktnet_key_load(o->key, col.key, &why) < 0) {
+			die("--key %s: %s", o->key, why);
+		}
+	}
+	/* unauthenticated: nobody beyond this machine, unless an address is asked for */
+	if (!*addr.host && !o->key)
+		strcpy(addr.host, "127.0.0.1");
 	{
 		/* ours and nobody else's: every machine's directory is made in it */
 		int dfd, err = kt_mkdir_private(col.dir);
@@ -1159,6 +1369,9 @@ int collect(const struct ktrace_opts *o)
 	if (getsockname(lfd, (struct sockaddr *)&ss, &sslen) == 0)
 		getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof(host), port, sizeof(port),
 			    NI_NUMERICHOST | NI_NUMERICSERV);
+	if (!o->key && strncmp(host, "127.", 4) && strcmp(host, "::1"))
+		pr_warn("--listen %s: no --key: whoever reaches %s may send as any machine, "
+			"and everything travels in clear", o->listen, host);
 	col.dz = ZSTD_createDCtx();
 	if (!col.dz)
 		die("zstd: out of memory");
@@ -1260,6 +1473,7 @@ int collect(const struct ktrace_opts *o)
 	free(col.raw);
 	free(col.recs);
 	ZSTD_freeDCtx(col.dz);
+	sodium_memzero(col.key, sizeof(col.key));
 	close(lfd);
 	return 0;
 }

@@ -43,6 +43,26 @@
  *   CLOCK        s->c  @t[0..3] = t1, t2, t3, t4 (the reply received):
  *                      the collector appends them to BASE.clock
  *   END          s->c  @stream is complete (@seq its last frame)
+ *
+ * With a key (--key, netauth.c), the sender starts with AUTH instead, and
+ * HELLO only follows the proofs (a collector with a key refuses a HELLO
+ * before them, one without refuses AUTH):
+ *   AUTH         s->c  payload: struct ktnet_auth: the machine name, the
+ *                      sender's nonce (32 random bytes)
+ *   CHALLENGE    c->s  payload: struct ktnet_challenge: the collector's nonce,
+ *                      and its proof: HMAC-SHA-256(K, "ktnet1 collector" NUL,
+ *                      name[64], sender's nonce, collector's nonce)
+ *   PROOF        s->c  payload: HMAC-SHA-256(K, "ktnet1 sender" NUL, the same)
+ *   REFUSE       c->s  @seq: enum ktnet_refusal; the collector closes after it
+ * K is the machine's key.  Every message after PROOF, both ways, is SEALED:
+ *   SEALED       both  payload: the message (header and payload) encrypted with
+ *                      ChaCha20-Poly1305 (IETF), then its 16-byte tag; the
+ *                      SEALED header is the associated data.  A direction's
+ *                      key is HMAC-SHA-256(K, "ktnet1 key s2c" or "... c2s"
+ *                      NUL, name[64], both nonces): new each connection; its
+ *                      nonce is the message's number on the connection (0,
+ *                      1, 2 ...), counted by the receiver, so a message sent
+ *                      again, dropped or out of order does not decrypt.
  */
 #ifndef KTRACE_KTNET_H
 #define KTRACE_KTNET_H
@@ -74,6 +94,11 @@ enum ktnet_type {
 	KTNET_PROBE_REPLY,
 	KTNET_CLOCK,
 	KTNET_END,
+	KTNET_AUTH,
+	KTNET_CHALLENGE,
+	KTNET_PROOF,
+	KTNET_REFUSE,
+	KTNET_SEALED,
 	KTNET_TYPE_MAX
 };
 
@@ -104,6 +129,31 @@ struct ktnet_hello {
 };
 
 _Static_assert(sizeof(struct ktnet_hello) == 608, "hello is 608 bytes");
+
+#define KTNET_KEY_BYTES		32
+#define KTNET_NONCE_BYTES	32
+#define KTNET_MAC_BYTES		32
+#define KTNET_SEAL_TAG		16
+/* a SEALED message holds a message: its header and tag more than it */
+#define KTNET_SEALED_MAX	(KTNET_HDR_SIZE + KTNET_PAYLOAD_MAX + KTNET_SEAL_TAG)
+
+struct ktnet_auth {
+	char name[KTNET_NAME_MAX];
+	uint8_t nonce[KTNET_NONCE_BYTES];
+};
+
+struct ktnet_challenge {
+	uint8_t nonce[KTNET_NONCE_BYTES];
+	uint8_t mac[KTNET_MAC_BYTES];
+};
+
+/* REFUSE's @seq: why the collector will not take this sender */
+enum ktnet_refusal {
+	KTNET_REFUSE_KEY_WANTED = 1,	/* a HELLO without AUTH: the collector has a key */
+	KTNET_REFUSE_NO_KEY,		/* AUTH, to a collector without --key */
+	KTNET_REFUSE_UNKNOWN_NAME,	/* no key for this machine name (a key directory) */
+	KTNET_REFUSE_BAD_PROOF,		/* PROOF is not the key's */
+};
 
 static inline void ktnet_encode(uint8_t out[KTNET_HDR_SIZE], const struct ktnet_hdr *h)
 {
@@ -146,7 +196,7 @@ static inline const char *ktnet_decode(struct ktnet_hdr *h, const uint8_t in[KTN
 	memcpy(&v32, in + 48, 4); h->records = le32toh(v32);
 	if (!h->type || h->type >= KTNET_TYPE_MAX)
 		return "unknown message type";
-	if (h->len > KTNET_PAYLOAD_MAX)
+	if (h->len > KTNET_PAYLOAD_MAX && h->type != KTNET_SEALED)
 		return "payload too large";
 	/* checked before a byte of the payload is read or allocated */
 	switch (h->type) {
@@ -159,6 +209,22 @@ static inline const char *ktnet_decode(struct ktnet_hdr *h, const uint8_t in[KTN
 			return "DATA frame of too many records";
 		break;
 	case KTNET_FILE:
+		break;
+	case KTNET_AUTH:
+		if (h->len != sizeof(struct ktnet_auth))
+			return "AUTH of a wrong size";
+		break;
+	case KTNET_CHALLENGE:
+		if (h->len != sizeof(struct ktnet_challenge))
+			return "CHALLENGE of a wrong size";
+		break;
+	case KTNET_PROOF:
+		if (h->len != KTNET_MAC_BYTES)
+			return "PROOF of a wrong size";
+		break;
+	case KTNET_SEALED:
+		if (h->len < KTNET_HDR_SIZE + KTNET_SEAL_TAG || h->len > KTNET_SEALED_MAX)
+			return "SEALED of a wrong size";
 		break;
 	default:
 		if (h->len)
@@ -190,6 +256,52 @@ int ktnet_write_all(int fd, const void *buf, size_t len);
 int ktnet_read_all(int fd, void *buf, size_t len);
 /* A header and its payload in one call; -errno. */
 int ktnet_send(int fd, const struct ktnet_hdr *h, const void *payload);
+/* netauth.c: keys, proofs, sealed messages. */
+struct ktnet_proofs {
+	char name[KTNET_NAME_MAX];
+	uint8_t sender_nonce[KTNET_NONCE_BYTES], collector_nonce[KTNET_NONCE_BYTES];
+	uint8_t collector_mac[KTNET_MAC_BYTES], sender_mac[KTNET_MAC_BYTES];
+};
+
+struct ktnet_seal {
+	bool on;
+	uint8_t tx_key[KTNET_KEY_BYTES], rx_key[KTNET_KEY_BYTES];
+	uint64_t tx_n, rx_n;		/* the next message's number each way */
+};
+
+/* A connection that blocks (the sender's): in clear until seal.on. */
+struct ktnet_chan {
+	int fd;
+	struct ktnet_seal seal;
+};
+
+void ktnet_crypto_init(void);
+/* A key file (64 hex digits, mode 0600, ours): 0, or -1 and @why. */
+int ktnet_key_load(const char *path, uint8_t key[KTNET_KEY_BYTES], const char **why);
+void ktnet_nonce(uint8_t nonce[KTNET_NONCE_BYTES]);
+/* Both proofs of @p's name and nonces under @key. */
+void ktnet_proofs(struct ktnet_proofs *p, const uint8_t key[KTNET_KEY_BYTES]);
+bool ktnet_mac_equal(const uint8_t a[KTNET_MAC_BYTES], const uint8_t b[KTNET_MAC_BYTES]);
+/* The connection's keys from the handshake: from now on every message is sealed. */
+void ktnet_seal_start(struct ktnet_seal *s, const uint8_t key[KTNET_KEY_BYTES],
+		      const struct ktnet_proofs *p, bool collector);
+/* @msg (@len bytes: a header and its payload) encrypted in place; @outer its SEALED header. */
+void ktnet_seal(struct ktnet_seal *s, uint8_t outer[KTNET_HDR_SIZE], uint8_t *msg, size_t len,
+		uint8_t tag[KTNET_SEAL_TAG]);
+/* A SEALED payload (@len bytes, its tag last) decrypted in place: 0, or -EBADMSG. */
+int ktnet_unseal(struct ktnet_seal *s, const uint8_t outer[KTNET_HDR_SIZE], uint8_t *sealed,
+		 size_t len);
+/* A whole message (header and payload, as encoded), sealed if the channel is. */
+int ktnet_chan_write(struct ktnet_chan *ch, const void *msg, size_t len);
+int ktnet_chan_send(struct ktnet_chan *ch, const struct ktnet_hdr *h, const void *payload);
+/*
+ * The next header from the collector, unsealed if the channel is: NULL and
+ * *@err 0; NULL and *@err < 0 for a connection that failed; what is wrong
+ * (and *@err -EPROTO).  Only a message without a payload once sealed.
+ */
+const char *ktnet_chan_recv(struct ktnet_chan *ch, struct ktnet_hdr *h, int *err);
+void ktnet_chan_close(struct ktnet_chan *ch);
+
 /* CLOCK_MONOTONIC in ns: the clock the probes compare. */
 uint64_t ktnet_mono_ns(void);
 /* A machine name as ktnet_hello.name allows. */

@@ -32,6 +32,7 @@
 #define OPT_NAME	262
 #define OPT_SEND_WAIT	263
 #define OPT_ZSTD_LEVEL	264	/* --zstd-level: long only */
+#define OPT_KEY		265	/* --key: long only */
 
 /* The one options table (lib/opts.h): getopt_long's tables and --help come from it. */
 static const struct kt_option options[] = {
@@ -94,7 +95,13 @@ static const struct kt_option options[] = {
 	  "collector to acknowledge everything (default 30)" },
 	{ "listen",   required_argument, OPT_LISTEN, "[ADDR:]PORT",
 	  "be the collector: receive --send streams into\n"
-	  "-o DIR/NAME/trace.cpuN, one directory a machine" },
+	  "-o DIR/NAME/trace.cpuN, one directory a machine;\n"
+	  "PORT alone binds 127.0.0.1 only, unless --key" },
+	{ "key",      required_argument, OPT_KEY, "FILE",
+	  "--send, --listen: the key (64 hex digits, mode\n"
+	  "0600) the sender proves and the stream is\n"
+	  "encrypted with; --listen --key DIR: DIR/NAME.key\n"
+	  "a machine (ktrace-remote.rst)" },
 	{ "quiet",    no_argument,       'q', NULL,
 	  "print errors only" },
 	{ "verbose",  no_argument,       'v', NULL,
@@ -334,6 +341,11 @@ int main(int argc, char **argv)
 		case OPT_LISTEN:
 			o.listen = optarg;
 			break;
+		case OPT_KEY:
+			if (!*optarg)
+				kt_usage_error("--key: empty file name");
+			o.key = optarg;
+			break;
 		case OPT_SPOOL:
 			if (!*optarg)
 				kt_usage_error("--spool: empty directory name");
@@ -387,8 +399,9 @@ int main(int argc, char **argv)
 			o.output = ".";
 		return collect(&o);
 	}
-	if ((o.spool || o.name) && !o.send)
-		kt_usage_error("--spool, --spool-size, --name: only with --send");
+	if ((o.spool || o.name || o.key) && !o.send)
+		kt_usage_error("--spool, --spool-size, --name, --key: only with --send "
+			       "(--key: or --listen)");
 	if (o.send && output_given)
 		kt_usage_error("-o: not with --send (the collector names the files)");
 	if (o.send && o.zstd)

@@ -37,6 +37,7 @@ struct ktrace_opts {
 	double send_wait;	/* --send-wait: seconds to wait for the acks at the end */
 	const char *name;	/* --name: the machine's name for the collector */
 	const char *listen;	/* --listen [ADDR:]PORT: be the collector */
+	const char *key;	/* --key FILE (or, --listen, DIR): authenticate, seal */
 };
 
 /* The control file: /dev/ktrace opened once for the ioctls (dev.c). */

@@ -8,9 +8,10 @@ KTRACE_OBJS	:= $(KTRACE_SRCS:%.c=$(O)/obj/%.o)
 TOOLS		+= $(O)/tools/ktrace $(O)/tools/static/ktrace
 # probe_dwarf.c reads ELF and DWARF with libdw, as dtrace does (dtrace.mk
 # says why these libraries); debuginfod comes through libdw's own client.
-# --send and --listen compress their frames with libzstd.
-KTRACE_LDLIBS		= $(DTRACE_LDLIBS) -lzstd
-KTRACE_STATIC_LDLIBS	= $(DTRACE_STATIC_LDLIBS) -lzstd
+# --send and --listen compress their frames with libzstd, and with --key
+# authenticate and encrypt them with libsodium (netauth.c).
+KTRACE_LDLIBS		= $(DTRACE_LDLIBS) -lzstd -lsodium
+KTRACE_STATIC_LDLIBS	= $(DTRACE_STATIC_LDLIBS) -lzstd -lsodium
 
 .PHONY: ktrace
 ktrace: $(O)/tools/ktrace ## build/tools/ktrace, the collector

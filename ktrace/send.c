@@ -44,6 +44,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sodium.h>
 #include <unistd.h>
 #include <zstd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -140,6 +141,9 @@ struct sender {
 	double wait;			/* sender_finish()'s --send-wait */
 	struct sender *live;		/* recovered: the recording sending it, which
 					 * keeps half its wait (past_deadline()) */
+	bool keyed;			/* --key: authenticate, seal the stream */
+	uint8_t key[KTNET_KEY_BYTES];
+	const char *auth_failed;	/* the last connection's refusal (said once), or NULL */
 };
 
 /* The network thread sleeps in poll(): a frame to send, or the end, wakes it. */
@@ -338,7 +342,7 @@ void sender_put(struct sender *s, unsigned int idx, const struct ktrace_record *
 }
 
 /* BASE.kallsyms, .irqs, .probes, as the recording wrote them into the spool. */
-static int send_files(struct sender *s, int fd)
+static int send_files(struct sender *s, struct ktnet_chan *ch)
 {
 	const char *const *suffixes = file_suffixes;
 	int ret = 0;
@@ -373,7 +377,7 @@ static int send_files(struct sender *s, int fd)
 			struct ktnet_hdr h = { .type = KTNET_FILE, .stream = KTNET_STREAM_NONE,
 					       .len = zlen + nlen };
 
-			ret = ktnet_send(fd, &h, z);
+			ret = ktnet_chan_send(ch, &h, z);
 		}
 		free(raw);
 		free(z);
@@ -381,12 +385,12 @@ static int send_files(struct sender *s, int fd)
 	return ret;
 }
 
-static int send_probe(int fd)
+static int send_probe(struct ktnet_chan *ch)
 {
 	struct ktnet_hdr h = { .type = KTNET_PROBE, .stream = KTNET_STREAM_NONE };
 
 	ktnet_t(&h, 0) = ktnet_mono_ns();
-	return ktnet_send(fd, &h, NULL);
+	return ktnet_chan_send(ch, &h, NULL);
 }
 
 /*
@@ -441,25 +445,107 @@ static uint8_t *hello_payload(const struct sender *s, size_t *len)
 
 static void recovered_fixup(struct sender *s);
 
-/* HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
-static int handshake(struct sender *s, int fd)
+/*
+ * Not authenticated: said (once while it stays the same), -EACCES.  It is
+ * tried again as any failed connection (a key may be added at the
+ * collector meanwhile, and a peer on the path could fake this answer):
+ * until --send-wait, then the frames stay in the spool.
+ */
+static int auth_error(struct sender *s, const char *why)
 {
-	size_t len;
-	uint8_t *payload = hello_payload(s, &len);
-	struct ktnet_hdr h = { .type = KTNET_HELLO, .stream = KTNET_STREAM_NONE, .len = len };
+	if (s->auth_failed != why)
+		pr_err("--send %s:%s: as %s: %s", s->addr.host, s->addr.port, s->hello.name, why);
+	s->auth_failed = why;
+	return -EACCES;
+}
+
+/* The collector's REFUSE. */
+static int refused(struct sender *s, const struct ktnet_hdr *h)
+{
+	static const char *const why[] = {
+		[KTNET_REFUSE_KEY_WANTED] = "the collector wants a key: give --key FILE, "
+					    "the key it has for this machine",
+		[KTNET_REFUSE_NO_KEY] = "the collector has no key (started without --key): "
+					"it cannot prove it is ours",
+		[KTNET_REFUSE_UNKNOWN_NAME] = "the collector has no key for this machine's "
+					      "name (NAME.key in its --key directory)",
+		[KTNET_REFUSE_BAD_PROOF] = "the collector refused our proof of the key",
+	};
+
+	return auth_error(s, h->seq < ARRAY_SIZE(why) && why[h->seq] ? why[h->seq] :
+			  "the collector refused us, saying no known reason");
+}
+
+/*
+ * --key: AUTH, the collector's CHALLENGE checked (it proves the key
+ * first: a collector with another key is told apart from one that drops
+ * us), then our PROOF; everything after is sealed.  -EACCES: refused.
+ */
+static int authenticate(struct sender *s, struct ktnet_chan *ch)
+{
+	struct ktnet_auth a = { 0 };
+	struct ktnet_challenge c;
+	struct ktnet_proofs p = { 0 };
+	struct ktnet_hdr h = { .type = KTNET_AUTH, .stream = KTNET_STREAM_NONE, .len = sizeof(a) };
+	const char *bad;
 	int ret;
 
-	ret = ktnet_send(fd, &h, payload);
+	memcpy(a.name, s->hello.name, sizeof(a.name));
+	ktnet_nonce(a.nonce);
+	if ((ret = ktnet_chan_send(ch, &h, &a)))
+		return ret;
+	bad = ktnet_chan_recv(ch, &h, &ret);
+	if (!bad && !ret && h.type == KTNET_REFUSE)
+		return refused(s, &h);
+	if (!bad && !ret && h.type != KTNET_CHALLENGE)
+		bad = "an answer to AUTH that is no CHALLENGE";
+	if (!bad && !ret && (ret = ktnet_read_all(ch->fd, &c, sizeof(c))) == 0) {
+		memcpy(p.name, s->hello.name, sizeof(p.name));
+		memcpy(p.sender_nonce, a.nonce, sizeof(a.nonce));
+		memcpy(p.collector_nonce, c.nonce, sizeof(c.nonce));
+		ktnet_proofs(&p, s->key);
+		if (!ktnet_mac_equal(c.mac, p.collector_mac)) {
+			sodium_memzero(&p, sizeof(p));
+			return auth_error(s, "the collector does not prove our key: its key for "
+					  "this machine is another (or it is not our collector)");
+		}
+		h = (struct ktnet_hdr){ .type = KTNET_PROOF, .stream = KTNET_STREAM_NONE,
+					.len = KTNET_MAC_BYTES };
+		ret = ktnet_chan_send(ch, &h, p.sender_mac);
+		ktnet_seal_start(&ch->seal, s->key, &p, false);
+	}
+	sodium_memzero(&p, sizeof(p));
+	if (bad) {
+		pr_warn("--send %s:%s: %s (an older collector, or not one?)", s->addr.host,
+			s->addr.port, bad);
+		return -EPROTO;
+	}
+	return ret;
+}
+
+/* (AUTH and PROOF,) HELLO, then the collector's ACKs up to the one for KTNET_STREAM_NONE. */
+static int handshake(struct sender *s, struct ktnet_chan *ch)
+{
+	size_t len;
+	uint8_t *payload;
+	struct ktnet_hdr h;
+	int ret = s->keyed ? authenticate(s, ch) : 0;
+
+	if (ret)
+		return ret;
+	payload = hello_payload(s, &len);
+	h = (struct ktnet_hdr){ .type = KTNET_HELLO, .stream = KTNET_STREAM_NONE, .len = len };
+	ret = ktnet_chan_send(ch, &h, payload);
 	free(payload);
 	/* one ACK a stream at most, then the end of the list */
 	for (unsigned int acks = 0; !ret; acks++) {
-		uint8_t wire[KTNET_HDR_SIZE];
-		const char *bad;
+		const char *bad = ktnet_chan_recv(ch, &h, &ret);
 
-		ret = ktnet_read_all(fd, wire, sizeof(wire));
-		if (ret)
+		if (ret && !bad)
 			break;
-		bad = ktnet_decode(&h, wire);
+		/* in clear, to a sender without a key (a sealed one proved the key) */
+		if (!bad && h.type == KTNET_REFUSE && !ch->seal.on)
+			return refused(s, &h);
 		if (bad || h.type != KTNET_ACK || h.len || acks > s->nr) {
 			pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port,
 				bad ? bad : "unexpected answer to HELLO");
@@ -478,34 +564,35 @@ static int handshake(struct sender *s, int fd)
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (!ret)
-		ret = send_files(s, fd);
+		s->auth_failed = NULL;	/* taken: a refusal later is said again */
+	if (!ret)
+		ret = send_files(s, ch);
 	for (int i = 0; i < 4 && !ret; i++)
-		ret = send_probe(fd);
+		ret = send_probe(ch);
 	return ret;
 }
 
 /* One message from the collector: an ACK or a probe's reply. */
-static int receive(struct sender *s, int fd)
+static int receive(struct sender *s, struct ktnet_chan *ch)
 {
-	uint8_t wire[KTNET_HDR_SIZE];
 	struct ktnet_hdr h;
-	const char *bad;
-	int ret = ktnet_read_all(fd, wire, sizeof(wire));
+	int ret;
+	const char *bad = ktnet_chan_recv(ch, &h, &ret);
 
-	if (ret)
-		return ret;
-	bad = ktnet_decode(&h, wire);
-	if (bad || h.len) {
-		pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port,
-			bad ? bad : "a message with a payload");
+	if (!bad && !ret && h.len)
+		bad = "a message with a payload";
+	if (bad) {
+		pr_warn("--send %s:%s: %s", s->addr.host, s->addr.port, bad);
 		return -EPROTO;
 	}
+	if (ret)
+		return ret;
 	if (h.type == KTNET_PROBE_REPLY) {
 		uint64_t t4 = ktnet_mono_ns();
 
 		h.type = KTNET_CLOCK;
 		ktnet_t(&h, 3) = t4;
-		return ktnet_send(fd, &h, NULL);
+		return ktnet_chan_send(ch, &h, NULL);
 	}
 	if (h.type != KTNET_ACK)
 		return 0;
@@ -540,8 +627,8 @@ static bool all_acked(struct sender *s)
  * and such a frame may skip numbers (ktnet.h): however wide the gap, it is
  * one frame, so a damaged number costs no more time than any other frame.
  */
-static int send_empty(struct sender *s, int fd, const struct spool_frame *f, uint64_t from,
-		      uint64_t lost)
+static int send_empty(struct sender *s, struct ktnet_chan *ch, const struct spool_frame *f,
+		      uint64_t from, uint64_t lost)
 {
 	struct ktnet_hdr h = { .type = KTNET_DATA, .stream = s->streams[f->stream].id,
 			       .seq = f->seq, .first_tsc = f->first_tsc, .last_tsc = f->first_tsc,
@@ -549,7 +636,7 @@ static int send_empty(struct sender *s, int fd, const struct spool_frame *f, uin
 
 	if (from > f->seq)
 		return 0;
-	return ktnet_send(fd, &h, NULL);
+	return ktnet_chan_send(ch, &h, NULL);
 }
 
 /*
@@ -566,7 +653,7 @@ static bool payload_ok(const struct ktnet_hdr *h, const void *payload)
 	       ZSTD_findFrameCompressedSize(payload, h->len) == h->len;
 }
 
-static int send_frame(struct sender *s, int fd, struct spool_frame *f)
+static int send_frame(struct sender *s, struct ktnet_chan *ch, struct spool_frame *f)
 {
 	struct spool_segment seg = { .fd = -1 };
 	struct ktnet_hdr h;
@@ -581,7 +668,7 @@ static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 		seg = s->segs[f->seg];
 	pthread_mutex_unlock(&s->lock);
 	if (f->seg == NO_SEGMENT)
-		return send_empty(s, fd, f, from, f->lost);
+		return send_empty(s, ch, f, from, f->lost);
 	buf = xmalloc(f->len);
 	/* read back as written: else its records are counted lost, as we know them */
 	errno = 0;
@@ -594,10 +681,10 @@ static int send_frame(struct sender *s, int fd, struct spool_frame *f)
 			s->streams[f->stream].id, errno ? ": " : "", errno ? strerror(errno) : "",
 			f->records);
 		free(buf);
-		return send_empty(s, fd, f, from, f->lost > KTNET_LOST_UNKNOWN - f->records ?
+		return send_empty(s, ch, f, from, f->lost > KTNET_LOST_UNKNOWN - f->records ?
 						    KTNET_LOST_UNKNOWN : f->lost + f->records);
 	}
-	ret = ktnet_write_all(fd, buf, f->len);
+	ret = ktnet_chan_write(ch, buf, f->len);
 	free(buf);
 	return ret;
 }
@@ -629,24 +716,24 @@ static bool past_deadline(struct sender *s)
  * meanwhile): one ACK comes for each frame sent, and a collector closes a
  * connection whose ACKs are left unread.
  */
-static int receive_waiting(struct sender *s, int fd)
+static int receive_waiting(struct sender *s, struct ktnet_chan *ch)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int ret = receive(s, fd);
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	int ret = receive(s, ch);
 
 	for (int n = 1; !ret && n < 256 && poll(&pfd, 1, 0) > 0; n++)
-		ret = receive(s, fd);
+		ret = receive(s, ch);
 	return ret;
 }
 
 /* Stream the spool over one connection until it fails or all is done. */
-static int stream(struct sender *s, int fd)
+static int stream(struct sender *s, struct ktnet_chan *ch)
 {
 	double next_probe = now() + PROBE_INTERVAL, next_beacon = now() + 1;
 
 	for (;;) {
 		struct spool_frame *f;
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 		bool done;
 		int ret;
 
@@ -662,13 +749,13 @@ static int stream(struct sender *s, int fd)
 			return -ETIMEDOUT;
 		if (done) {
 			/* BASE.probes is written once the command starts: again at the end */
-			if ((ret = send_files(s, fd)))
+			if ((ret = send_files(s, ch)))
 				return ret;
 			for (unsigned int i = 0; i < s->nr; i++) {
 				struct ktnet_hdr h = { .type = KTNET_END, .stream = s->streams[i].id,
 						       .seq = s->streams[i].seq };
 
-				if ((ret = ktnet_send(fd, &h, NULL)))
+				if ((ret = ktnet_chan_send(ch, &h, NULL)))
 					return ret;
 			}
 			return 0;
@@ -689,11 +776,11 @@ static int stream(struct sender *s, int fd)
 			return -errno;
 		}
 		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
-			if ((ret = receive_waiting(s, fd)))
+			if ((ret = receive_waiting(s, ch)))
 				return ret;
 		}
 		if (f && (pfd.revents & POLLOUT)) {
-			if ((ret = send_frame(s, fd, f)))
+			if ((ret = send_frame(s, ch, f)))
 				return ret;
 			pthread_mutex_lock(&s->lock);
 			if (s->cursor == f)
@@ -706,7 +793,7 @@ static int stream(struct sender *s, int fd)
 		}
 		if (now() >= next_probe) {
 			next_probe = now() + PROBE_INTERVAL;
-			if ((ret = send_probe(fd)))
+			if ((ret = send_probe(ch)))
 				return ret;
 		}
 		if (now() >= next_beacon) {
@@ -722,7 +809,7 @@ static int stream(struct sender *s, int fd)
 				h.seq = s->streams[i].seq;
 				pthread_mutex_unlock(&s->lock);
 				h.first_tsc = tsc_now();
-				if (idle && (ret = ktnet_send(fd, &h, NULL)))
+				if (idle && (ret = ktnet_chan_send(ch, &h, NULL)))
 					return ret;
 			}
 		}
@@ -738,6 +825,7 @@ static bool deliver(struct sender *s)
 	while (!past_deadline(s)) {
 		const char *why = NULL;
 		int fd = ktnet_connect(&s->addr, &why), ret;
+		struct ktnet_chan ch = { .fd = fd };
 		struct timespec ts;
 
 		if (fd >= 0) {
@@ -745,16 +833,18 @@ static bool deliver(struct sender *s)
 
 			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			if (told && !said_again)
-				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
-			said_again = told;
 			since = now();
 			pthread_mutex_lock(&s->lock);
 			s->cursor = s->head;
 			pthread_mutex_unlock(&s->lock);
-			ret = handshake(s, fd);
+			ret = handshake(s, &ch);
+			/* taken (a connect the collector refuses is no coming back) */
+			if (!ret && told && !said_again)
+				pr_info("--send %s:%s: connected again", s->addr.host, s->addr.port);
 			if (!ret)
-				ret = stream(s, fd);
+				said_again = told;
+			if (!ret)
+				ret = stream(s, &ch);
 			if (!ret) {
 				/* END sent: the collector closes when it has read it */
 				char c;
@@ -762,11 +852,11 @@ static bool deliver(struct sender *s)
 				shutdown(fd, SHUT_WR);
 				while (read(fd, &c, 1) > 0)
 					;
-				close(fd);
+				ktnet_chan_close(&ch);
 				return true;
 			}
-			why = strerror(-ret);
-			close(fd);
+			ktnet_chan_close(&ch);
+			why = ret == -EACCES ? "not authenticated (said above)" : strerror(-ret);
 			/*
 			 * A collector that takes us and closes at once (its disk full,
 			 * say) is retried as one that is away: backing off, said once.
@@ -1215,6 +1305,8 @@ static struct sender *recovered_open(struct sender *parent, const char *dir)
 	}
 	s->o = parent->o;
 	s->addr = parent->addr;
+	s->keyed = parent->keyed;
+	memcpy(s->key, parent->key, sizeof(s->key));
 	s->dir = xstrdup(dir);
 	s->recovered = true;
 	s->live = parent;
@@ -1337,6 +1429,14 @@ struct sender *sender_open(const struct ktrace_opts *o, const struct ktfile_head
 	s->o = o;
 	if (!ktnet_parse_addr(o->send, &s->addr, false))
 		kt_usage_error("--send %s: not HOST:PORT", o->send);
+	if (o->key) {
+		const char *why;
+
+		ktnet_crypto_init();
+		if (ktnet_key_load(o->key, s->key, &why) < 0)
+			die("--key %s: %s", o->key, why);
+		s->keyed = true;
+	}
 	if (o->spool) {
 		int dfd, err = kt_mkdir_private(o->spool);
 
@@ -1443,7 +1543,12 @@ int sender_finish(struct sender *s, double wait)
 		(unsigned long long)s->raw_bytes,
 		s->raw_bytes ? 100.0 * s->wire_bytes / s->raw_bytes : 0.0,
 		(unsigned long long)dropped);
-	if (s->undelivered) {
+	if (s->undelivered && s->auth_failed) {
+		pr_err("--send %s:%s: not authenticated (said above) within --send-wait %g s: "
+		       "the frames of %llu records stay in %s", s->addr.host, s->addr.port,
+		       wait, (unsigned long long)left, s->dir);
+		ret = -1;
+	} else if (s->undelivered) {
 		pr_err("--send %s:%s: the collector did not acknowledge %llu records within "
 		       "--send-wait %g s; their frames stay in %s", s->addr.host, s->addr.port,
 		       (unsigned long long)left, wait, s->dir);

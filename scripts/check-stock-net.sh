@@ -65,7 +65,8 @@ record ok "$krel: virtio_net and what it needs: $(ls "$dir/net" | sed 's/^net-[0
 scripts/mkextra-initramfs.sh "$dir/initramfs-net.cpio" stock "$dir/ktrace.ko" \
 	"$dir"/net/net-*.ko tests/stock/run.sh
 
-# The collector: QEMU's user network takes the guest's 10.0.2.2:PORT here.
+# The collector: QEMU's user network takes the guest's 10.0.2.2:PORT to
+# 127.0.0.1:PORT here, so the loopback (no --key, ktrace-remote.rst) will do.
 rm -rf "$dir/collect"
 build/tools/ktrace --listen 127.0.0.1:0 -o "$dir/collect" 2>"$dir/collect.err" &
 cpid=$!

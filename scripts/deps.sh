@@ -11,6 +11,9 @@ pkgs=(
 	# --send/--listen frames, --format=parquet's pages; the zstd CLI the tests
 	# decode with
 	libzstd-dev zstd
+	# --send/--listen --key: the handshake's HMAC and the frames' AEAD
+	# (libsodium.a for the static tools)
+	libsodium-dev
 	linux-source-6.1 linux-source-6.12 sparse
 	# the test VM
 	qemu-system-x86 busybox-static

@@ -26,7 +26,7 @@ HOST_SLOW_TESTS	:= 30-buffer-model 54-file-fuzz 56-dtrace-ctf 57-dtrace-perfetto
 		   73-dtrace-torn-merge 78-build-targets 79-user-file-limits 80-user-shapes \
 		   83-user-spawn 85-dtrace-names-one-pass 87-dtrace-call-filters 88-user-record-filters \
 		   77-dtrace-probes 99-dtrace-probe-latency 97-probe-eval 98-probe-debsrc \
-		   95-user-uftrace-suite 96-user-threads-debsrc
+		   95-user-uftrace-suite 96-user-threads-debsrc 110-collect-auth
 HOST_SLOW_TESTS	+= 89-dtrace-report 90-dtrace-report-diff 57-dtrace-perfetto-pb 105-collect-faults
 HOST_SLOW_TESTS	+= 103-dtrace-parquet
 HOST_SLOW_TESTS	+= 101-ktrace-zstd 102-dtrace-zstd-read
