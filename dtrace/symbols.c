@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "amap.h"
-#include "debuginfo.h"
 #include "escape.h"
 #include "files.h"
 #include "ktevents.h"
@@ -97,24 +96,142 @@ static const char *base_name(const char *path)
 
 static char *find_by_build_id(const struct sym_db *db, const char *id);
 
+/* CRC-32 (the .gnu_debuglink checksum) of the rest of @fd; false on a read error. */
+static bool file_crc32(int fd, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uint32_t table[256], c = 0xffffffff;
+	ssize_t n;
+
+	/* made for each file: next to reading one, it costs nothing */
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t v = i;
+
+		for (int k = 0; k < 8; k++)
+			v = v & 1 ? 0xedb88320 ^ (v >> 1) : v >> 1;
+		table[i] = v;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false;
+		for (ssize_t i = 0; i < n; i++)
+			c = table[(c ^ buf[i]) & 0xff] ^ (c >> 8);
+	}
+	*crc = ~c;
+	return lseek(fd, 0, SEEK_SET) == 0;
+}
+
+/* @path as a debug file: a regular file (kt_open_regular()) with @crc (0: any). */
+static int open_debug(const char *path, GElf_Word crc, char **found)
+{
+	int fd = kt_open_regular(path);
+	uint32_t sum;
+
+	if (fd < 0)
+		return -1;
+	if (crc && (!file_crc32(fd, &sum) || sum != crc)) {
+		close(fd);
+		return -1;
+	}
+	*found = xstrdup(path);
+	return fd;
+}
+
 /*
- * libdwfl's search for separate debug info opens what it finds blocking and
- * unchecked, with names from the traced file: the hardened search of
- * lib/debuginfo.c instead.  @userdata is the module's: its struct module.
+ * libdwfl's search for separate debug info (dwfl_standard_find_debuginfo)
+ * opens what it finds blocking and unchecked, and the names come from the
+ * traced ELF file (.gnu_debuglink, .gnu_debugaltlink): a FIFO there hung
+ * dtrace, a link to a device ran its driver.  The same search here, every
+ * candidate opened by kt_open_regular(): by build id in the absolute
+ * directories of the debug path, then by the debug link's name, absolute,
+ * or in each entry of the path ("": the file's directory; relative: below
+ * it; absolute: that directory with the file's directory below).  A
+ * leading '-' on an entry skips the CRC check, as libdwfl's does.
+ * @userdata is the module's: its struct module (report()).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name)
 {
 	const struct sym_db *db = ((struct module *)*userdata)->db;
+	const char *list = db->debuginfo_path ? db->debuginfo_path : ":.debug:/usr/lib/debug";
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr), fd = -1;
+	char path[4096], hex[256];
+	size_t dir_len;
 
-	return kt_find_debuginfo(mod, db->debuginfo_path, file_name, debuglink, crc,
-				 debuginfo_file_name);
+	if (len > 0 && 2 * (size_t)len < sizeof(hex)) {
+		char *by_id;
+
+		for (int i = 0; i < len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+		by_id = find_by_build_id(db, hex);
+		if (by_id)
+			fd = open_debug(by_id, 0, debuginfo_file_name);
+		free(by_id);
+		if (fd >= 0)
+			return fd;
+	}
+	if (!debuglink || !*debuglink)
+		return -1;
+	if (*debuglink == '/')
+		return open_debug(debuglink, crc, debuginfo_file_name);
+	if (!file_name)
+		return -1;
+	dir_len = base_name(file_name) - file_name;	/* with its '/', or 0 */
+	for (const char *p = list; *p; ) {
+		size_t n = strcspn(p, ":");
+		const char *e = p;
+		GElf_Word want = crc;
+
+		p += n + (p[n] == ':');
+		if (*e == '-' || *e == '+') {
+			want = *e == '-' ? 0 : crc;
+			e++;
+			n--;
+		}
+		if (!n)
+			snprintf(path, sizeof(path), "%.*s%s", (int)dir_len, file_name, debuglink);
+		else if (*e != '/')
+			snprintf(path, sizeof(path), "%.*s%.*s/%s", (int)dir_len, file_name,
+				 (int)n, e, debuglink);
+		else
+			snprintf(path, sizeof(path), "%.*s%s%.*s%s", (int)n, e,
+				 *file_name == '/' ? "" : "/", (int)dir_len, file_name, debuglink);
+		if (!strcmp(path, file_name))
+			continue;		/* the file itself has no debug info */
+		fd = open_debug(path, want, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
 }
 
+/* A file named by build id in the debug directories: .build-id/ab/cdef... */
 static char *find_by_build_id(const struct sym_db *db, const char *id)
 {
-	return kt_debuginfo_by_build_id(db->debuginfo_path, id);
+	const char *list = db->debuginfo_path ? db->debuginfo_path : "/usr/lib/debug";
+	char path[4096];
+
+	if (strlen(id) < 4 || !strcmp(id, "-"))
+		return NULL;
+	for (const char *p = list; *p; ) {
+		size_t len = strcspn(p, ":");
+
+		if (*p == '/') {
+			for (int debug = 1; debug >= 0; debug--) {
+				snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s%s", (int)len, p,
+					 id, id + 2, debug ? ".debug" : "");
+				if (access(path, R_OK) == 0)
+					return xstrdup(path);
+			}
+		}
+		p += len + (p[len] == ':');
+	}
+	return NULL;
 }
 
 static bool build_id_matches(Dwfl_Module *mod, const char *id)

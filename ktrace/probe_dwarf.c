@@ -46,7 +46,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "debuginfo.h"
 #include "probe.h"
 #include "util.h"
 
@@ -64,8 +63,7 @@ struct bin {
 	Dwfl_Module *mod;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path;		/* libdwfl's search path, --debug-dir first */
-	const char *debug_dir;		/* absolute */
-	char *debug_dir_abs;		/* realpath() of --debug-dir */
+	const char *debug_dir;
 	Dwarf *dwarf;			/* NULL: none found */
 	Dwarf_Addr bias;
 	char build_id[84];
@@ -116,52 +114,27 @@ void fail(const struct comp *c, const char *fmt, ...)
 	die("%s:%s: %s: %s", c->b->path, c->f->name, c->field, msg);
 }
 
-/*
- * The DWARF is the binary's, hostile: a type may name itself (a pointer,
- * const or array of itself, a class inheriting itself, an anonymous member
- * of its own type) and DIEs may nest 200k deep.  Every walk is bounded:
- * a depth for the chains and the DIE tree, and a count of the structs a
- * member search enters (a struct with two anonymous members of its own
- * type would otherwise take 2^depth steps).  Real programs stay far below.
- */
-#define DIE_DEPTH_MAX		512	/* nested DIEs (namespaces, blocks, inlines) */
-#define TYPE_DEPTH_MAX		32	/* a type's chain of pointers, consts, arrays */
-#define MEMBER_SEARCH_MAX	4096	/* structs entered looking for one member */
-
 /* ---- the binary ----------------------------------------------------------- */
 
 /*
- * The hardened search of lib/debuginfo.c (libdwfl's own opens what the
- * binary names, blocking and unchecked), then DEBUG_DIR/DEBUGLINK (a debug
- * file dropped into the directory by its name, as objcopy
- * --add-gnu-debuglink names it), then debuginfod by build id only, when
- * DEBUGINFOD_URLS is set (libdwfl's, with no name from the binary: its
- * answer is a file of debuginfod's cache, checked as the others).
+ * libdwfl's search, then DEBUG_DIR/DEBUGLINK (a debug file dropped into
+ * the directory by its name, as objcopy --add-gnu-debuglink names it).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Addr base, const char *file_name, const char *debuglink,
 			  GElf_Word crc, char **debuginfo_file_name)
 {
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink, crc, debuginfo_file_name);
 	const struct bin *b = *userdata;
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	char path[4096], *got = NULL;
-	int fd = kt_find_debuginfo(mod, b ? b->debuginfo_path : NULL, file_name, debuglink,
-				   crc, debuginfo_file_name);
+	char path[4096];
 
-	if (fd < 0 && b && b->debug_dir && debuglink && !strchr(debuglink, '/')) {
-		snprintf(path, sizeof(path), "%s/%s", b->debug_dir, debuglink);
-		fd = kt_open_debug(path, crc, debuginfo_file_name);
-	}
-	if (fd >= 0 || !urls || !*urls)
+	if (fd >= 0 || !b || !b->debug_dir || !debuglink || strchr(debuglink, '/'))
 		return fd;
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL, NULL, 0, &got);
-	if (fd >= 0) {
-		int checked = got ? kt_open_debug(got, 0, debuginfo_file_name) : -1;
-
-		close(fd);
-		fd = checked;
-	}
-	free(got);
+	snprintf(path, sizeof(path), "%s/%s", b->debug_dir, debuglink);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		*debuginfo_file_name = xstrdup(path);
 	return fd;
 }
 
@@ -183,15 +156,8 @@ static void bin_open(struct bin *b, const char *path, const char *debug_dir)
 
 	memset(b, 0, sizeof(*b));
 	b->path = path;
-	b->fd = probe_open_binary(path);
-	if (debug_dir) {
-		/* a relative one is taken as below the binary's directory by libdwfl */
-		b->debug_dir_abs = realpath(debug_dir, NULL);
-		if (!b->debug_dir_abs)
-			die("--debug-dir %s: %s", debug_dir, strerror(errno));
-		debug_dir = b->debug_dir_abs;
-	}
 	b->debug_dir = debug_dir;
+	b->fd = probe_open_binary(path);
 	if (debug_dir) {
 		size_t n = strlen(debug_dir) + 32;
 
@@ -228,7 +194,6 @@ static void bin_close(struct bin *b)
 	dwfl_end(b->dwfl);
 	close(b->fd);
 	free(b->debuginfo_path);
-	free(b->debug_dir_abs);
 }
 
 /* Where libdwfl looked for debug info, for the message that it found none. */
@@ -472,38 +437,35 @@ static bool inline_entry(const struct bin *b, Dwarf_Die *die, Dwarf_Addr *entry)
 }
 
 static void walk_dies(const struct bin *b, struct funcs *fl, Dwarf_Die *parent,
-		      Dwarf_Die *outer, unsigned int depth)
+		      Dwarf_Die *outer)
 {
-	Dwarf_Die d;
+	Dwarf_Die die;
 
-	if (depth > DIE_DEPTH_MAX)
-		die("%s: bad DWARF: DIEs nested deeper than %d at offset %#" PRIx64,
-		    b->path, DIE_DEPTH_MAX, (uint64_t)dwarf_dieoffset(parent));
-	if (dwarf_child(parent, &d) != 0)
+	if (dwarf_child(parent, &die) != 0)
 		return;
 	do {
-		int tag = dwarf_tag(&d);
+		int tag = dwarf_tag(&die);
 		char *name, *sig;
 		Dwarf_Addr entry;
 
 		switch (tag) {
 		case DW_TAG_subprogram:
-			if (last_part_may_match(fl, &d) && die_entry(b, &d, &entry) &&
-			    die_names(&d, &name, &sig)) {
+			if (last_part_may_match(fl, &die) && die_entry(b, &die, &entry) &&
+			    die_names(&die, &name, &sig)) {
 				if (name_matches(fl, name, sig))
-					add_func(b, fl, name, sig, &d, entry);
+					add_func(b, fl, name, sig, &die, entry);
 				else
 					free(name), free(sig);
 			}
-			walk_dies(b, fl, &d, &d, depth + 1);
+			walk_dies(b, fl, &die, &die);
 			break;
 		case DW_TAG_inlined_subroutine:
-			if (outer && last_part_may_match(fl, &d) && inline_entry(b, &d, &entry) &&
-			    die_names(&d, &name, &sig)) {
+			if (outer && last_part_may_match(fl, &die) && inline_entry(b, &die, &entry) &&
+			    die_names(&die, &name, &sig)) {
 				struct func *f = NULL;
 
 				if (name_matches(fl, name, sig))
-					f = add_func(b, fl, name, sig, &d, entry);
+					f = add_func(b, fl, name, sig, &die, entry);
 				else
 					free(name), free(sig);
 				if (f) {
@@ -512,17 +474,17 @@ static void walk_dies(const struct bin *b, struct funcs *fl, Dwarf_Die *parent,
 					fl->inlined++;
 				}
 			}
-			walk_dies(b, fl, &d, outer, depth + 1);
+			walk_dies(b, fl, &die, outer);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
 		case DW_TAG_lexical_block:
-			walk_dies(b, fl, &d, outer, depth + 1);
+			walk_dies(b, fl, &die, outer);
 			break;
 		}
-	} while (dwarf_siblingof(&d, &d) == 0);
+	} while (dwarf_siblingof(&die, &die) == 0);
 }
 
 /*
@@ -577,7 +539,7 @@ static void find_funcs(const struct bin *b, struct funcs *fl)
 		Dwarf_Addr bias;
 
 		while ((cu = dwfl_module_nextcu(b->mod, cu, &bias)))
-			walk_dies(b, fl, cu, NULL, 0);
+			walk_dies(b, fl, cu, NULL);
 	}
 	if (!fl->n)
 		walk_symbols(b, fl);
@@ -636,7 +598,7 @@ static int peel(Dwarf_Die *type, Dwarf_Die *out)
 	return dwarf_tag(out);
 }
 
-static void type_name_at(Dwarf_Die *t, char *buf, size_t size, unsigned int depth)
+static void type_name(Dwarf_Die *t, char *buf, size_t size)
 {
 	Dwarf_Die sub;
 	const char *name = dwarf_diename(t);
@@ -644,10 +606,6 @@ static void type_name_at(Dwarf_Die *t, char *buf, size_t size, unsigned int dept
 	Dwarf_Word n;
 	Dwarf_Die child;
 
-	if (depth > TYPE_DEPTH_MAX) {
-		snprintf(buf, size, "...");	/* a type made of itself: a name, not an error */
-		return;
-	}
 	switch (dwarf_tag(t)) {
 	case DW_TAG_pointer_type:
 	case DW_TAG_reference_type:
@@ -656,7 +614,7 @@ static void type_name_at(Dwarf_Die *t, char *buf, size_t size, unsigned int dept
 				  dwarf_tag(t) == DW_TAG_reference_type ? " &" : " &&";
 
 		if (die_type(t, &sub))
-			type_name_at(&sub, inner, sizeof(inner), depth + 1);
+			type_name(&sub, inner, sizeof(inner));
 		else
 			strcpy(inner, "void");
 		snprintf(buf, size, "%s%s", inner, sfx);
@@ -665,7 +623,7 @@ static void type_name_at(Dwarf_Die *t, char *buf, size_t size, unsigned int dept
 	case DW_TAG_const_type:
 	case DW_TAG_volatile_type:
 		if (die_type(t, &sub))
-			type_name_at(&sub, inner, sizeof(inner), depth + 1);
+			type_name(&sub, inner, sizeof(inner));
 		else
 			strcpy(inner, "void");
 		snprintf(buf, size, "%s %s", inner,
@@ -673,7 +631,7 @@ static void type_name_at(Dwarf_Die *t, char *buf, size_t size, unsigned int dept
 		return;
 	case DW_TAG_array_type:
 		if (die_type(t, &sub))
-			type_name_at(&sub, inner, sizeof(inner), depth + 1);
+			type_name(&sub, inner, sizeof(inner));
 		else
 			strcpy(inner, "?");
 		n = 0;
@@ -706,11 +664,6 @@ static void type_name_at(Dwarf_Die *t, char *buf, size_t size, unsigned int dept
 	snprintf(buf, size, "%s", name ? name : "?");
 }
 
-static void type_name(Dwarf_Die *t, char *buf, size_t size)
-{
-	type_name_at(t, buf, size, 0);
-}
-
 static bool is_struct(int tag)
 {
 	return tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
@@ -738,14 +691,10 @@ static bool complete(const struct comp *c, Dwarf_Die *t)
 	return true;
 }
 
-static bool search_definition(const struct comp *c, Dwarf_Die *parent, int tag, const char *name,
-			      Dwarf_Die *def, unsigned int depth)
+static bool search_definition(Dwarf_Die *parent, int tag, const char *name, Dwarf_Die *def)
 {
 	Dwarf_Die d;
 
-	if (depth > DIE_DEPTH_MAX)
-		fail(c, "bad DWARF: DIEs nested deeper than %d at offset %#" PRIx64,
-		     DIE_DEPTH_MAX, (uint64_t)dwarf_dieoffset(parent));
 	if (dwarf_child(parent, &d) != 0)
 		return false;
 	do {
@@ -756,8 +705,7 @@ static bool search_definition(const struct comp *c, Dwarf_Die *parent, int tag, 
 			*def = d;
 			return true;
 		}
-		if ((t == DW_TAG_namespace || is_struct(t)) && 
-		    search_definition(c, &d, tag, name, def, depth + 1))
+		if ((t == DW_TAG_namespace || is_struct(t)) && search_definition(&d, tag, name, def))
 			return true;
 	} while (dwarf_siblingof(&d, &d) == 0);
 	return false;
@@ -772,7 +720,7 @@ static bool find_definition(const struct comp *c, Dwarf_Die *decl, Dwarf_Die *de
 	if (!name)
 		return false;
 	while ((cu = dwfl_module_nextcu(c->b->mod, cu, &bias)))
-		if (search_definition(c, cu, dwarf_tag(decl), name, def, 0))
+		if (search_definition(cu, dwarf_tag(decl), name, def))
 			return true;
 	return false;
 }
@@ -792,17 +740,11 @@ static bool member_offset(Dwarf_Die *m, Dwarf_Word *off)
  * declaration order), or in anonymous members; with @want_pointer only a
  * pointer member.  *off is added to.
  */
-static bool search_member(const struct comp *c, Dwarf_Die *st, const char *name,
-			  bool want_pointer, Dwarf_Word *off, Dwarf_Die *type,
-			  unsigned int depth, unsigned int *entered)
+static bool find_member(const struct comp *c, Dwarf_Die *st, const char *name,
+			bool want_pointer, Dwarf_Word *off, Dwarf_Die *type)
 {
 	Dwarf_Die m, t, pt;
 
-	if (depth > TYPE_DEPTH_MAX || ++*entered > MEMBER_SEARCH_MAX)
-		fail(c, "bad DWARF: %s's base classes and anonymous members nest deeper than %d "
-		     "or past %d structs (a type containing itself?)",
-		     dwarf_diename(st) ? dwarf_diename(st) : "<anonymous>",
-		     TYPE_DEPTH_MAX, MEMBER_SEARCH_MAX);
 	if (!complete(c, st) || dwarf_child(st, &m) != 0)
 		return false;
 	do {
@@ -822,20 +764,12 @@ static bool search_member(const struct comp *c, Dwarf_Die *st, const char *name,
 			return true;
 		}
 		if ((tag == DW_TAG_inheritance || !n) && is_struct(peel(&t, &pt)) &&
-		    search_member(c, &pt, name, want_pointer, &sub, type, depth + 1, entered)) {
+		    find_member(c, &pt, name, want_pointer, &sub, type)) {
 			*off += o + sub;
 			return true;
 		}
 	} while (dwarf_siblingof(&m, &m) == 0);
 	return false;
-}
-
-static bool find_member(const struct comp *c, Dwarf_Die *st, const char *name,
-			bool want_pointer, Dwarf_Word *off, Dwarf_Die *type)
-{
-	unsigned int entered = 0;
-
-	return search_member(c, st, name, want_pointer, off, type, 0, &entered);
 }
 
 static void names_of_members(const struct comp *c, Dwarf_Die *st, char *buf, size_t size)
